@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create (or reuse) the local virtual environment and install Solace with every
+# dependency, models included. Idempotent: a second run only checks what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${SOLACE_VENV:-.venv}"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+pip() { "$VENV/bin/python" -m pip "$@"; }
+
+stamp="$VENV/.solace-installed"
+want="$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+pip install --quiet --upgrade pip wheel setuptools
+# torch's CPU build first: sentence-transformers would otherwise pull a multi-GB
+# CUDA build. 2.13.0 resolves to the CPU wheel on these machines.
+pip install --quiet "torch==2.13.0"
+# llama-cpp-python compiles llama.cpp (several minutes on two cores).
+CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" pip install --quiet -e ".[dev]"
+echo "$want" > "$stamp"

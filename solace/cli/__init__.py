@@ -1,0 +1,1 @@
+"""The ``solace`` command line."""

