@@ -114,7 +114,7 @@ def _convert(tp: Any, value: Any, file: str, key: str, current: Any = None) -> A
         return value
     if dataclasses.is_dataclass(tp):
         base = current if dataclasses.is_dataclass(current) else None
-        return build(tp, value, file=file, prefix=key, base=base)  # type: ignore[type-var]
+        return build(tp, value, file=file, prefix=key, base=base)  # type: ignore[type-var,arg-type]
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ConfigError(file, key, f"expected a list, got {value!r}")

@@ -178,6 +178,13 @@ class ConversationConfig:
     debounce_ms: int = 2000
     memory_budget_tokens: int = 1500
     trailing_requests: int = 20
+    drift_scan_back: int = 10  # a fork relocates at most this many trailing messages
+    drift_context: int = 10  # messages before a candidate split that stand for the old subject
+    drift_min_segment: int = 2  # fewest messages on either side of a split
+    drift_threshold: float = 0.35  # centroid cosine below this is drift
+    summary_mode: Literal["auto", "llm", "deterministic"] = "auto"
+    summary_max_tokens: int = 200  # LLM summary reply cap
+    summary_weak_after: int = 3  # auto: this many guard failures in a row -> deterministic
 
     def __post_init__(self) -> None:
         _positive(
@@ -187,7 +194,14 @@ class ConversationConfig:
             "debounce_ms",
             "memory_budget_tokens",
             "trailing_requests",
+            "drift_scan_back",
+            "drift_context",
+            "drift_min_segment",
+            "summary_max_tokens",
+            "summary_weak_after",
         )
+        if not -1.0 <= self.drift_threshold <= 1.0:
+            raise ValueError(f"drift_threshold must be within [-1, 1], got {self.drift_threshold!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +212,10 @@ class RuntimeConfig:
     hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
     time_heartbeat_seconds: float = 900.0
     blocking_threads: int = 2
+    read_through: bool = True  # recall may include other agents' records, attributed
+    recall_candidates: int = 64  # long-term records offered by each of dense and BM25
+    inject_rung: int = 2  # a rung-3 hit is injected rehydrated at this rung
+    cue_rung: int = 1  # a used cue re-enters working at this rung
 
     def __post_init__(self) -> None:
         _positive(
@@ -206,7 +224,12 @@ class RuntimeConfig:
             "hyperfocus_factor",
             "time_heartbeat_seconds",
             "blocking_threads",
+            "recall_candidates",
         )
+        if self.inject_rung not in (1, 2):
+            raise ValueError(f"inject_rung must be 1 or 2, got {self.inject_rung!r}")
+        if self.cue_rung not in (0, 1, 2):
+            raise ValueError(f"cue_rung must be 0, 1 or 2, got {self.cue_rung!r}")
 
 
 @dataclass(frozen=True, slots=True)

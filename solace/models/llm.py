@@ -93,6 +93,11 @@ class LLMStats:
             self.generated_tokens += generated_tokens
             self.seconds += seconds
 
+    def mark_failed(self) -> None:
+        """Count an already-recorded call as failed (its output was rejected)."""
+        with self._lock:
+            self.failures += 1
+
     @property
     def tokens_per_second(self) -> float:
         """Generated tokens per second of backend time (0.0 before any call)."""
@@ -190,7 +195,7 @@ class NoLLM:
     """
 
     name = "none"
-    MESSAGE = "no LLM backend configured (models.llm.backend = 'none')"
+    MESSAGE = "no LLM backend configured (models.llm_backend = 'none')"
 
     def __init__(self) -> None:
         self.stats = LLMStats()

@@ -53,9 +53,7 @@ def _is_type(value: object, type_name: str) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if type_name == "number":
         return (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
         )
     if type_name == "array":
         return isinstance(value, list)
@@ -91,17 +89,17 @@ def validate(instance: object, schema: Mapping[str, Any], _path: str = "$") -> N
     if "enum" in schema and not any(_same(instance, e) for e in schema["enum"]):
         raise SchemaError(_path, f"{_describe(instance)} is not one of {list(schema['enum'])}")
 
-    if type_name == "object":
-        _validate_object(instance, schema, _path)  # type: ignore[arg-type]
-    elif type_name == "string":
-        _check_bounds(len(instance), schema, "minLength", "maxLength", "length", _path)  # type: ignore[arg-type]
-    elif type_name in ("integer", "number"):
-        _check_bounds(instance, schema, "minimum", "maximum", "value", _path)  # type: ignore[arg-type]
-    elif type_name == "array":
-        _check_bounds(len(instance), schema, "minItems", "maxItems", "item count", _path)  # type: ignore[arg-type]
+    if isinstance(instance, dict) and type_name == "object":
+        _validate_object(instance, schema, _path)
+    elif isinstance(instance, str):
+        _check_bounds(len(instance), schema, "minLength", "maxLength", "length", _path)
+    elif isinstance(instance, int | float) and not isinstance(instance, bool):
+        _check_bounds(instance, schema, "minimum", "maximum", "value", _path)
+    elif isinstance(instance, list):
+        _check_bounds(len(instance), schema, "minItems", "maxItems", "item count", _path)
         items = schema.get("items")
         if items is not None:
-            for i, item in enumerate(instance):  # type: ignore[arg-type]
+            for i, item in enumerate(instance):
                 validate(item, items, f"{_path}[{i}]")
 
 
