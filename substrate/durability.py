@@ -1,0 +1,155 @@
+"""When to fsync: the three policies, group commit, and the batch flusher thread.
+
+What an acknowledged append (one that returned) survives, per ``fsync=`` policy:
+
+* ``"always"``: the frame is written and fsynced (and the directory, when the append
+  started a new segment) before ``append`` returns. Survives a process crash and an OS
+  crash or power loss. Concurrent appenders share fsyncs (group commit).
+* ``"batch"`` (default): the frame is handed to the OS with ``os.write`` before
+  ``append`` returns, so it survives a process crash (even SIGKILL). An fsync follows
+  once ``batch_max_events`` events are unsynced, or ``batch_interval_ms`` after the
+  first unsynced write (a background flusher thread covers an idle tail), on segment
+  rotation, and in ``close()``. An OS crash or power loss can lose the events
+  acknowledged in roughly the last ``batch_interval_ms`` (at most about
+  ``batch_max_events`` of them).
+* ``"never"``: as ``batch`` but never fsyncs (not even in ``close()``); after an OS crash
+  the kernel's writeback decides what survived.
+
+Under every policy a crash never damages earlier frames: on open only a torn tail is cut
+(see :mod:`substrate.recovery`), and anything else that is wrong raises.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal, TypeAlias, get_args
+
+from .errors import SubstrateError
+
+__all__ = ["POLICIES", "FsyncPolicy", "GroupCommit"]
+
+FsyncPolicy: TypeAlias = Literal["always", "batch", "never"]
+POLICIES: tuple[str, ...] = get_args(FsyncPolicy)
+_monotonic = time.monotonic
+
+
+class GroupCommit:
+    """fsync bookkeeping for one substrate.
+
+    Args:
+        policy: The fsync policy.
+        lock: The substrate's lock; :meth:`wrote` is called holding it.
+        head: Called under ``lock``: ``(last id written, fd to fsync or None)``.
+        synced_id: The last id already durable (the last id found on open).
+        interval_s, max_events: The ``batch`` limits.
+        name: For the flusher thread's name.
+    """
+
+    def __init__(
+        self,
+        policy: FsyncPolicy,
+        lock: threading.Lock,
+        head: Callable[[], tuple[int, int | None]],
+        *,
+        synced_id: int,
+        interval_s: float,
+        max_events: int,
+        name: str,
+    ) -> None:
+        self.policy = policy
+        self.synced_id = synced_id
+        #: Set when an fsync failed; the substrate refuses appends from then on.
+        self.failure: SubstrateError | None = None
+        self._lock, self._head = lock, head
+        self._cv = threading.Condition(lock)
+        self._sync_lock = threading.Lock()
+        self._interval, self._max_events = interval_s, max_events
+        self._first_unsynced: float | None = None
+        self._stopping = self._stopped = False
+        self._flusher: threading.Thread | None = None
+        if policy == "batch":
+            self._flusher = threading.Thread(
+                target=self._flush_loop, name=f"substrate-flusher:{name}", daemon=True
+            )
+            self._flusher.start()
+
+    def wrote(self, last_id: int) -> bool:
+        """Called under the lock after a write: must the writer :meth:`sync` before
+        returning?"""
+        if self.policy == "always":
+            return True
+        if self.policy == "never":
+            return False
+        now = _monotonic()
+        if self._first_unsynced is None:
+            self._first_unsynced = now
+            self._cv.notify()
+        return (
+            last_id - self.synced_id >= self._max_events
+            or now - self._first_unsynced >= self._interval
+        )
+
+    def sync(self, upto: int) -> None:
+        """Make entries up to ``upto`` durable (called without the lock). One fsync covers
+        every appender waiting at that moment.
+
+        Raises:
+            SubstrateError: the fsync failed (also kept in :attr:`failure`).
+        """
+        with self._sync_lock:
+            if self.synced_id >= upto or self._stopped:
+                return
+            with self._lock:
+                target, fd = self._head()
+                self._first_unsynced = None
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                except OSError as exc:
+                    self.failure = SubstrateError(
+                        f"fsync failed ({exc}): events after entry {self.synced_id} may not "
+                        "be durable; close and reopen the substrate"
+                    )
+                    raise self.failure from exc
+            self.synced_id = target
+
+    def _flush_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopping and self._first_unsynced is None:
+                    self._cv.wait()
+                if self._stopping:
+                    return
+                first = self._first_unsynced
+                assert first is not None  # the wait loop above ends only when it is set
+                delay = first + self._interval - _monotonic()
+                if delay > 0:
+                    self._cv.wait(delay)
+                    continue
+                target = self._head()[0]
+            try:
+                self.sync(target)
+            except SubstrateError:
+                return  # kept in self.failure; appends now raise it
+
+    def close(self, last_id: int) -> None:
+        """Stop the flusher, sync up to ``last_id`` (unless ``never``, or after a
+        failure), and refuse further syncs (so the caller may close the files).
+
+        Raises:
+            SubstrateError: the final fsync failed.
+        """
+        with self._lock:
+            self._stopping = True
+            self._cv.notify_all()
+        if self._flusher is not None:
+            self._flusher.join()
+        try:
+            if self.policy != "never" and self.failure is None:
+                self.sync(last_id)
+        finally:
+            with self._sync_lock:
+                self._stopped = True

@@ -1,0 +1,121 @@
+"""fsync policies: always syncs before returning, batch groups syncs by count and time,
+never never syncs; a failed fsync stops further appends."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from substrate import SubstrateError, open_substrate
+
+KEY = bytes(range(32))
+
+
+@pytest.mark.parametrize("fsync", ["sometimes", "ALWAYS", None, 1])
+def test_a_bad_fsync_policy_is_a_value_error_naming_it(tmp_path: Path, fsync: object) -> None:
+    with pytest.raises(ValueError, match=f"got {fsync!r}"):
+        open_substrate(tmp_path, KEY, fsync=fsync)  # type: ignore[arg-type]
+
+
+class _FsyncCounter:
+    """Counts fsyncs of regular files (not directories)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        real = os.fsync
+
+        def fsync(fd: int) -> None:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                self.calls += 1
+            real(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+
+
+def test_always_fsyncs_before_every_append_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = _FsyncCounter(monkeypatch)
+    with open_substrate(tmp_path, KEY, fsync="always") as sub:
+        for i in range(5):
+            sub.append("Main", "message", "x", ts=1.0)
+            assert counter.calls == i + 1
+        sub.append_many([("Main", "message", "y")] * 10)
+        assert counter.calls == 6
+
+
+def test_batch_fsyncs_every_max_events_and_on_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = _FsyncCounter(monkeypatch)
+    sub = open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10,
+                         batch_interval_ms=60_000)
+    for _ in range(25):
+        sub.append("Main", "message", "x", ts=1.0)
+    assert counter.calls == 2
+    sub.close()
+    assert counter.calls == 3
+
+
+def test_batch_syncs_an_idle_tail_after_the_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = _FsyncCounter(monkeypatch)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_interval_ms=20) as sub:
+        sub.append("Main", "message", "x", ts=1.0)
+        deadline = time.monotonic() + 5
+        while counter.calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert counter.calls == 1  # the flusher thread synced it
+
+
+def test_never_does_not_fsync_even_on_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = _FsyncCounter(monkeypatch)
+    with open_substrate(tmp_path, KEY, fsync="never", segment_bytes=1024) as sub:
+        sub.append_many([("Main", "message", "x" * 200)] * 20)
+    assert counter.calls == 0
+
+
+def test_a_failed_fsync_refuses_further_appends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = open_substrate(tmp_path, KEY, fsync="always")
+    sub.append("Main", "message", "durable", ts=1.0)
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(SubstrateError, match="fsync failed"):
+        sub.append("Main", "message", "maybe lost", ts=2.0)
+    with pytest.raises(SubstrateError, match="fsync failed"):
+        sub.append("Main", "message", "refused", ts=3.0)
+    monkeypatch.undo()
+    sub.close()
+    with open_substrate(tmp_path, KEY) as sub:
+        assert sub.get(1).content == "durable"
+        assert sub.last_id in (1, 2)
+
+
+def test_concurrent_always_appends_fsync_at_most_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    counter = _FsyncCounter(monkeypatch)
+    with open_substrate(tmp_path, KEY, fsync="always") as sub:
+        sub.append("Main", "message", "first", ts=1.0)
+        start = counter.calls
+        threads = [threading.Thread(target=lambda: [sub.append("T", "message", "x", ts=1.0)
+                                                    for _ in range(25)]) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sub.last_id == 201 and counter.calls - start <= 200  # never more than one each
