@@ -125,10 +125,12 @@ class AgentConfig:
     demote_threshold: float = 1.0  # a fade score above this demotes one rung
     tick_seconds: float = 60.0  # how often the fade coroutine ages records
     recency_half_life_hours: float = 72.0
+    longterm_summary_hours: float = 168.0  # a long-term record keeps its summary this long
 
     def __post_init__(self) -> None:
         _positive(
-            self, "budget_tokens", "age_scale_hours", "tick_seconds", "recency_half_life_hours"
+            self, "budget_tokens", "age_scale_hours", "tick_seconds", "recency_half_life_hours",
+            "demote_threshold", "longterm_summary_hours",
         )
 
 
@@ -156,12 +158,43 @@ class MemoryConfig:
     hnsw_threshold: int = 50_000  # long-term switches from flat to HNSW past this size
     hnsw_m: int = 32
     hnsw_ef_search: int = 64
+    hnsw_ef_construction: int = 40
     rehydrate_threshold: float = 0.5
     warmup_records: int = 16
     warmup_rung: int = 2
+    rung1_ratio: float = 0.3  # ladder size targets, as a share of the raw events' tokens
+    rung2_ratio: float = 0.1
+    rung3_ratio: float = 0.03
+    rung3_min_tokens: int = 4  # a rung-3 tag line may always be this long
+    max_episode_records: int = 48  # a merged record stands for at most this many records ...
+    max_episode_tokens: int = 1000  # ... and this many raw tokens
+    episode_min_similarity: float = 0.3  # cosine to the episode centroid to merge into it
+    llm_batch_records: int = 4  # compression = "llm": records per LLM call ...
+    llm_batch_tokens: int = 1200  # ... and rung-1 tokens per call
 
     def __post_init__(self) -> None:
-        _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search")
+        _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search",
+                  "hnsw_ef_construction")
+        _positive(
+            self,
+            "rung1_ratio",
+            "rung2_ratio",
+            "rung3_ratio",
+            "rung3_min_tokens",
+            "max_episode_records",
+            "max_episode_tokens",
+            "llm_batch_records",
+            "llm_batch_tokens",
+        )
+        if not 1.0 >= self.rung1_ratio >= self.rung2_ratio >= self.rung3_ratio:
+            raise ValueError(
+                "rung ratios must satisfy 1 >= rung1_ratio >= rung2_ratio >= rung3_ratio, got "
+                f"{self.rung1_ratio!r}, {self.rung2_ratio!r}, {self.rung3_ratio!r}"
+            )
+        if not -1.0 <= self.episode_min_similarity <= 1.0:
+            raise ValueError(
+                f"episode_min_similarity must be within [-1, 1], got {self.episode_min_similarity!r}"
+            )
         _non_negative(self, "warmup_records")
         if not 0.0 <= self.guard_keep_share <= 1.0:
             raise ValueError(f"guard_keep_share must be within [0, 1], got {self.guard_keep_share!r}")
@@ -177,11 +210,12 @@ class ConversationConfig:
     min_memory_turns: int = 5
     debounce_ms: int = 2000
     memory_budget_tokens: int = 1500
+    prior_topics_budget_tokens: int = 1000  # this session's earlier topics, FIFO-truncated
     trailing_requests: int = 20
-    drift_scan_back: int = 10  # a fork relocates at most this many trailing messages
-    drift_context: int = 10  # messages before a candidate split that stand for the old subject
-    drift_min_segment: int = 2  # fewest messages on either side of a split
-    drift_threshold: float = 0.35  # centroid cosine below this is drift
+    drift_scan_back: int = 14  # a fork relocates at most this many trailing messages
+    drift_context: int = 6  # messages before a candidate split that stand for the old subject
+    drift_min_segment: int = 4  # fewest messages on either side of a split
+    drift_threshold: float = 0.5  # centroid cosine below this is drift
     summary_mode: Literal["auto", "llm", "deterministic"] = "auto"
     summary_max_tokens: int = 200  # LLM summary reply cap
     summary_weak_after: int = 3  # auto: this many guard failures in a row -> deterministic
@@ -193,6 +227,7 @@ class ConversationConfig:
             "min_memory_turns",
             "debounce_ms",
             "memory_budget_tokens",
+            "prior_topics_budget_tokens",
             "trailing_requests",
             "drift_scan_back",
             "drift_context",

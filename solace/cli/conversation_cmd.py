@@ -1,0 +1,233 @@
+"""``solace topics|facts|notes``: the user's side of curation, facts and notes.
+
+These commands open the home's substrate directly (not the runtime), rebuild the
+conversation projection, and append the user's decisions as events, so they are
+quick. User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
+exactly as the REPL's ``/promote`` and friends do. While ``solace run`` holds the
+substrate, use those REPL commands instead.
+
+Every command takes ``--home DIR`` (default ``~/.solace``) and the scope options
+``--user``, ``--agent``, ``--org`` (defaults: the single-user scope of ``solace run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import trio
+
+from solace.clock import WallClock
+from solace.config import Config, load_config
+from solace.conversation import (
+    CONVERSATION_KINDS,
+    DEFAULT_SCOPE,
+    REPL_COMMANDS,
+    ConversationError,
+    Conversations,
+    Scope,
+    UnknownFactError,
+    UnknownTopicError,
+    handle_repl_line,
+    open_conversations,
+)
+from solace.conversation.repl import format_facts, format_notes, format_topics
+from solace.home import DEFAULT_HOME, Home
+from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
+from solace.offload import Offloader
+from substrate import KeySource, SubstrateLockedError
+from substrate.aio import open_trio_substrate
+
+__all__ = ["handle_repl_line", "register", "repl_commands"]
+
+Action = Callable[[Conversations, Scope, argparse.Namespace], Awaitable[str]]
+
+
+def repl_commands() -> Mapping[str, str]:
+    """The REPL commands this layer handles, with one-line help each.
+
+    Dispatch a typed line with ``await handle_repl_line(rt.conversations, session_id,
+    line)``: it returns the text to print, or None if the line is not one of these.
+    """
+    return REPL_COMMANDS
+
+
+def _scoped(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--home", default=str(DEFAULT_HOME), metavar="DIR",
+                        help="runtime home (default: ~/.solace)")
+    parser.add_argument("--user", default=DEFAULT_SCOPE.user)
+    parser.add_argument("--agent", default=DEFAULT_SCOPE.agent)
+    parser.add_argument("--org", default=DEFAULT_SCOPE.org)
+
+
+def register(subparsers: Any) -> None:
+    """Add ``topics``, ``facts`` and ``notes`` to the ``solace`` command line."""
+    topics = subparsers.add_parser("topics", help="list, show and curate topics")
+    tsub = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = tsub.add_parser("list", help="this scope's topics and their memory state")
+    _scoped(p)
+    p.set_defaults(func=_command(_topics_list))
+    p = tsub.add_parser("show", help="a topic's summary, flags, notes and thread")
+    p.add_argument("topic_id")
+    _scoped(p)
+    p.set_defaults(func=_command(_topics_show))
+    for action, text in (
+        ("promote", "keep a topic in cross-session memory"),
+        ("demote", "take a topic out of memory"),
+        ("deprecate", "mark a topic's decision reversed (title only in memory)"),
+        ("undeprecate", "lift a deprecation (the user's alone)"),
+    ):
+        p = tsub.add_parser(action, help=text)
+        p.add_argument("topic_id")
+        _scoped(p)
+        p.set_defaults(func=_command(_topics_curate), curation=action)
+
+    facts = subparsers.add_parser("facts", help="durable facts (never summarised)")
+    fsub = facts.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = fsub.add_parser("set", help="create or replace a fact")
+    p.add_argument("key")
+    p.add_argument("value")
+    _scoped(p)
+    p.set_defaults(func=_command(_facts_set))
+    p = fsub.add_parser("get", help="all facts, or one by key")
+    p.add_argument("key", nargs="?")
+    _scoped(p)
+    p.set_defaults(func=_command(_facts_get))
+    p = fsub.add_parser("unset", help="delete a fact")
+    p.add_argument("key")
+    _scoped(p)
+    p.set_defaults(func=_command(_facts_unset))
+
+    notes = subparsers.add_parser("notes", help="a topic's notes")
+    nsub = notes.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = nsub.add_parser("show", help="active and archived notes of a topic")
+    p.add_argument("topic_id")
+    _scoped(p)
+    p.set_defaults(func=_command(_notes_show))
+    p = nsub.add_parser("add", help="append to a topic's active notes")
+    p.add_argument("topic_id")
+    p.add_argument("text")
+    _scoped(p)
+    p.set_defaults(func=_command(_notes_add))
+    p = nsub.add_parser("replace", help="replace a topic's active notes")
+    p.add_argument("topic_id")
+    p.add_argument("text")
+    _scoped(p)
+    p.set_defaults(func=_command(_notes_replace))
+
+
+def _command(action: Action) -> Callable[[argparse.Namespace], int]:
+    def func(args: argparse.Namespace) -> int:
+        try:
+            scope = Scope(args.user, args.agent, args.org)
+        except ValueError as exc:
+            print(f"solace: {exc}", file=sys.stderr)
+            return 2
+        config = load_config(args.config) if getattr(args, "config", None) else Config()
+        home = Home.at(args.home, config)
+        try:
+            out = trio.run(_run, home, scope, args, action)
+        except SubstrateLockedError:
+            print(
+                f"solace: the substrate at {home.substrate_dir} is open in another process "
+                "(is `solace run` running?); use its REPL commands "
+                f"({', '.join(REPL_COMMANDS)}) instead",
+                file=sys.stderr,
+            )
+            return 1
+        except ConversationError as exc:
+            print(f"solace: {exc}", file=sys.stderr)
+            return 1
+        print(out)
+        return 0
+
+    return func
+
+
+async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Action) -> str:
+    cfg = home.config
+    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
+    sub = await open_trio_substrate(
+        home.substrate_dir, key_source=keys, fsync=cfg.substrate.fsync,
+        extra_kinds=sorted({*cfg.substrate.extra_kinds, *CONVERSATION_KINDS}),
+    )
+    async with sub:
+        tokenizer = WordPieceTokenizer(cfg.models.embedder_path)
+        conv = await open_conversations(
+            substrate=sub, config=cfg.conversation, llm=NoLLM(), embedder=HashingEmbedder(),
+            tokenizer=tokenizer, guard=Guard(tokenizer=tokenizer), offloader=Offloader(1),
+            clock=WallClock(),
+        )
+        return await action(conv, scope, args)
+
+
+def _topic_in_scope(conv: Conversations, scope: Scope, topic_id: str) -> None:
+    if conv.topic(topic_id).scope != scope:
+        raise UnknownTopicError(f"unknown topic {topic_id!r} for scope {scope.key}")
+
+
+async def _topics_list(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    active = [s.active_topic_id for s in conv.sessions(scope)]
+    return format_topics(conv.topics_of(scope), active)
+
+
+async def _topics_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    _topic_in_scope(conv, scope, args.topic_id)
+    t = conv.topic(args.topic_id)
+    lines = [
+        f"topic {t.topic_id} (session {t.session_id}, {t.origin}"
+        + (f" from {t.parent}" if t.parent else "") + ")",
+        f"title: {t.label}",
+        f"state: {t.state.value}"
+        f"  keepInMemoryManuallySet={str(t.keep_in_memory_manually_set).lower()}"
+        f"  deprecatedManuallySet={str(t.deprecated_manually_set).lower()}",
+        f"summary ({t.summary_mode or 'none yet'}): {t.summary or '-'}",
+        f"messages: {t.message_count}",
+        "notes:",
+        format_notes(conv.notes(t.topic_id)),
+        "thread:",
+        *(item.render() for item in conv.thread(t.topic_id)),
+    ]
+    return "\n".join(lines)
+
+
+async def _topics_curate(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    _topic_in_scope(conv, scope, args.topic_id)
+    topic = await conv.curate(args.topic_id, args.curation)
+    return f"{topic.topic_id}: {topic.state.value}"
+
+
+async def _facts_set(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    fact = await conv.set_fact(scope, args.key, args.value)
+    return f"{fact.key} = {fact.value}"
+
+
+async def _facts_get(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    known = conv.facts(scope)
+    if args.key is None:
+        return format_facts(known)
+    if args.key not in known:
+        raise UnknownFactError(f"no durable fact {args.key!r} for scope {scope.key}")
+    return known[args.key].value
+
+
+async def _facts_unset(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    await conv.unset_fact(scope, args.key)
+    return f"{args.key} unset"
+
+
+async def _notes_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    _topic_in_scope(conv, scope, args.topic_id)
+    return format_notes(conv.notes(args.topic_id))
+
+
+async def _notes_add(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    _topic_in_scope(conv, scope, args.topic_id)
+    return format_notes(await conv.append_notes(args.topic_id, args.text))
+
+
+async def _notes_replace(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
+    _topic_in_scope(conv, scope, args.topic_id)
+    return format_notes(await conv.replace_notes(args.topic_id, args.text))
