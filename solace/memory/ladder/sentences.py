@@ -1,0 +1,117 @@
+"""The rung-0 text convention and the splitting of record text into turns and sentences.
+
+A rung-0 record names its speaker in its text (``"Caroline: I went ..."``), so a
+record read on its own says who spoke. The compressors work on sentences, and the
+abstractive rung works on clauses, so splitting lives here, in one place, as plain
+regular expressions: chat text has few abbreviations and no nested quotes worth a
+parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Turn", "format_raw", "split_clauses", "split_sentences", "split_turns"]
+
+
+def format_raw(speaker: str, content: str) -> str:
+    """The rung-0 text of one event: ``"Speaker: content"``.
+
+    Args:
+        speaker: who spoke (a name, an agent); empty means unattributed.
+        content: the verbatim content; kept as is, newlines included.
+
+    Returns:
+        ``f"{speaker}: {content}"``, or ``content`` alone when ``speaker`` is empty.
+    """
+    speaker = speaker.strip()
+    return f"{speaker}: {content}" if speaker else content
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One utterance to compress: who said it, to whom, when, and what.
+
+    Attributes:
+        speaker: the speaker's name, or ``""`` when unknown (no pronoun resolution).
+        content: the utterance without its ``Speaker:`` label.
+        ts: epoch seconds (UTC) the utterance was made; 0 means unknown (relative
+            dates are then left as written).
+        addressee: who "you" means, or ``""`` when unknown ("you" is left as is).
+    """
+
+    speaker: str
+    content: str
+    ts: float = 0.0
+    addressee: str = ""
+
+
+def split_turns(text: str, speakers: Sequence[str]) -> list[tuple[str, str]]:
+    """Split rung-0 text into ``(speaker, content)`` pairs.
+
+    A line that starts with ``"<speaker>: "`` for one of ``speakers`` opens a turn;
+    any other line continues the previous turn (or opens an unattributed one). Only
+    known speakers are recognised, so a line like ``"Note: ..."`` is not misread as
+    a label.
+
+    Returns:
+        The turns in text order; speaker ``""`` where no label was found.
+    """
+    labels = sorted({s for s in speakers if s}, key=len, reverse=True)
+    turns: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        label = next((s for s in labels if line.startswith(f"{s}:")), None)
+        if label is not None:
+            turns.append((label, line[len(label) + 1 :].strip()))
+        elif turns and line.strip():
+            speaker, content = turns[-1]
+            turns[-1] = (speaker, f"{content} {line.strip()}".strip())
+        elif line.strip():
+            turns.append(("", line.strip()))
+    return turns
+
+
+# A sentence ends at . ! ? (possibly repeated, possibly followed by closing quotes or
+# an emoji) when whitespace follows; a few abbreviations never end one.
+_ABBREVIATIONS = frozenset(("mr.", "mrs.", "ms.", "dr.", "st.", "vs.", "e.g.", "i.e.", "jr."))
+_BOUNDARY_RE = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)]*\s+|(?<=[.!?][^\w\s])\s+|\n+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences, each stripped and non-empty.
+
+    Guarantees: joining the result with spaces gives ``text`` with whitespace
+    normalised; no sentence is empty.
+    """
+    pieces: list[str] = []
+    start = 0
+    for match in _BOUNDARY_RE.finditer(text):
+        candidate = text[start : match.start()].strip()
+        if not candidate or candidate.rsplit(None, 1)[-1].casefold() in _ABBREVIATIONS:
+            continue
+        pieces.append(candidate)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        pieces.append(tail)
+    return [" ".join(p.split()) for p in pieces]
+
+
+# Clause boundaries: punctuation that separates, and the coordinating or
+# subordinating words that usually start a new proposition.
+_CLAUSE_RE = re.compile(
+    r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+|\s*\u2014\s*|\s+(?=(?:and|but|so|because|since|"
+    r"which|while|though|although|cause|plus)\s)",
+    re.IGNORECASE,
+)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Split one sentence into clauses at , ; : dashes and conjunctions.
+
+    The conjunction stays at the start of the clause it opens (the caller decides
+    whether to drop it). Empty pieces are dropped.
+    """
+    return [p.strip() for p in _CLAUSE_RE.split(sentence) if p and p.strip()]
