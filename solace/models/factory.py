@@ -32,6 +32,9 @@ class ModelsConfigLike(Protocol):
     def embed_batch_size(self) -> int: ...
 
     @property
+    def embed_threads(self) -> int: ...
+
+    @property
     def llm_backend(self) -> str: ...
 
     @property
@@ -60,7 +63,9 @@ def build_embedder(cfg: ModelsConfigLike) -> Embedder:
         ValueError: an unknown embedder name.
     """
     if cfg.embedder == "minilm":
-        return MiniLMEmbedder(cfg.embedder_path, batch_size=cfg.embed_batch_size)
+        return MiniLMEmbedder(
+            cfg.embedder_path, batch_size=cfg.embed_batch_size, threads=cfg.embed_threads
+        )
     if cfg.embedder == "hashing":
         return HashingEmbedder()
     raise ValueError(f"models.embedder must be 'minilm' or 'hashing', got {cfg.embedder!r}")

@@ -161,7 +161,8 @@ def parse_json_output(text: str, schema: Mapping[str, Any], *, source: str) -> d
             schema; the message names the failing JSON path.
     """
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        # strict=False: grammar-constrained models emit raw newlines inside strings.
+        obj = json.loads(text, parse_constant=_reject_constant, strict=False)
     except ValueError as exc:
         raise LLMOutputError(
             f"{source}: output is not JSON ({exc}); output starts {text[:80]!r}"
