@@ -13,7 +13,7 @@ Runtime code never calls ``time.time()``. Three clocks cover the uses:
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol
 
 import trio
@@ -31,7 +31,7 @@ def to_epoch(at: float | datetime) -> float:
     """Seconds since the epoch for ``at``; a naive datetime is taken as UTC."""
     if isinstance(at, datetime):
         if at.tzinfo is None:
-            at = at.replace(tzinfo=timezone.utc)
+            at = at.replace(tzinfo=UTC)
         return at.timestamp()
     return float(at)
 

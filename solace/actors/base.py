@@ -1,0 +1,174 @@
+"""The actor skeleton: an inbox, a reasoning loop, a fade coroutine, one nursery.
+
+Every actor owns one nursery (started by the runtime's nursery with
+``await nursery.start(actor.run)``) holding three things: its inbox (a trio memory
+channel), the loop that reasons over what arrives in it, and its memory's fade
+coroutine. So one actor's slow reasoning never stalls another's inbox, and
+cancelling the runtime's nursery stops everything in order.
+
+The memory-facing API the issue fixes lives here too, because every actor has it:
+``observe`` (append an event, deliver it to the agents that perceive it),
+``recall`` (both tiers in parallel, plus read-through) and ``reasoning_step`` (the
+rehydration scope).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from solace.config import RetrievalWeights
+from solace.memory.candidates import Retriever
+from solace.memory.record import Hit
+from solace.memory.rehydration import ReasoningStep, open_reasoning_step
+
+if TYPE_CHECKING:
+    from solace.runtime import Runtime
+
+__all__ = ["Actor", "Message"]
+
+log = logging.getLogger(__name__)
+
+INBOX_SIZE = 64  # bounded: a flooded actor applies back-pressure instead of growing
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Base of what travels through inboxes (each actor defines its own subclasses)."""
+
+
+class Actor:
+    """One of the five actors. Subclasses override :meth:`handle` (and may add tasks).
+
+    Args:
+        name: the agent name ("Main", ...).
+        runtime: the runtime that owns it (substrate, models, clock, peers).
+        memory: its ``AgentMemory``.
+        retriever: its side of retrieval.
+    """
+
+    def __init__(self, name: str, runtime: Runtime, memory: Any, retriever: Retriever) -> None:
+        self.name = name
+        self.runtime = runtime
+        self.memory = memory
+        self.retriever = retriever
+        self.retrieval_weights: RetrievalWeights = runtime.config.agent(name).retrieval
+        self._send, self._receive = trio.open_memory_channel[Message](INBOX_SIZE)
+        self.handled = 0
+
+    # ------------------------------------------------------------ task tree
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the actor until cancelled: fade coroutine, reasoning loop, own tasks."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.memory.run)
+            nursery.start_soon(self._reason)
+            await self.start_tasks(nursery)
+            task_status.started()
+
+    async def start_tasks(self, nursery: trio.Nursery) -> None:
+        """Start any extra task the actor needs (Time's heartbeat); none by default."""
+
+    async def send(self, message: Message) -> None:
+        """Put ``message`` in the inbox (waits while the inbox is full)."""
+        await self._send.send(message)
+
+    async def _reason(self) -> None:
+        async for message in self._receive:
+            await self.handle(message)
+            self.handled += 1
+
+    async def handle(self, message: Message) -> None:
+        """React to one inbox message. The default refuses: an actor must say what it takes."""
+        raise TypeError(f"{self.name} does not handle {type(message).__name__}")
+
+    # ------------------------------------------------------- memory-facing API
+
+    async def observe(
+        self,
+        text: str,
+        *,
+        kind: str = "message",
+        speaker: str | None = None,
+        at: float | datetime | None = None,
+        attrs: Mapping[str, str] | None = None,
+        emotional_weight: float | None = None,
+        tags: Sequence[str] = (),
+    ) -> int:
+        """Append an event and deliver it to every agent that perceives it.
+
+        The event's author (``Event.agent``) is ``speaker`` or, if None, this actor;
+        who perceives it follows :func:`solace.actors.routing.route`. Returns once the
+        event is in the substrate and every perceiving agent has its record.
+
+        Args:
+            text: the bare utterance (a record's text names its speaker itself).
+            kind: a substrate kind.
+            speaker: who said it; None means this actor.
+            at: when it happened (default: the clock's now); a ReplayClock moves to it.
+            attrs: caller metadata; round-trips exactly (``rt.event(eid).attrs``).
+            emotional_weight: overrides Mood's reading (0..1); None lets Mood decide.
+            tags: added to Mood's tags on every record of the event.
+
+        Returns:
+            The event's entry id.
+        """
+        return await self.runtime.observe(
+            text, author=speaker or self.name, kind=kind, at=at, attrs=attrs,
+            emotional_weight=emotional_weight, tags=tuple(tags),
+        )
+
+    async def recall(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        read_through: bool | None = None,
+        tags: Sequence[str] = (),
+    ) -> list[Hit]:
+        """The ``k`` best hits for ``query`` from this agent's memory, best first.
+
+        Both tiers are queried in parallel and merged on one composite score with
+        this agent's retrieval weights. With read-through (default: the runtime's
+        ``config.runtime.read_through``) the other agents' records are candidates
+        too, attributed by ``Hit.owner``; their private drafts never are. Recall
+        does not change memory (see :meth:`reasoning_step` for that).
+        """
+        return await self.runtime.recall(self, query, k, read_through=read_through, tags=tags)
+
+    @asynccontextmanager
+    async def reasoning_step(
+        self, query: str, k: int = 10, *, read_through: bool | None = None
+    ) -> AsyncIterator[ReasoningStep]:
+        """A rehydration scope: recall, with long-term hits above the threshold as cues.
+
+        Inside, ``step.hits`` are the recall results and ``step.cues`` the long-term
+        hits of this agent scoring above ``memory.rehydrate_threshold``. A cue marked
+        with ``step.mark_used`` (or found in text given to ``step.detect_use``)
+        re-enters working at ``runtime.cue_rung`` with fresh fade tracking when the
+        block exits normally; every other cue stays in long-term unchanged. If the
+        block raises, nothing moves.
+        """
+        hits = await self.recall(query, k, read_through=read_through)
+        async with open_reasoning_step(
+            query,
+            hits,
+            memory=self.memory,
+            retriever=self.retriever,
+            threshold=self.runtime.config.memory.rehydrate_threshold,
+            cue_rung=self.runtime.config.runtime.cue_rung,
+            clock=self.runtime.clock,
+        ) as step:
+            yield step
+
+    def stats(self) -> dict[str, object]:
+        """For ``/inspect``: the memory's stats plus the actor's own counters."""
+        out = dict(self.memory.stats())
+        out["inbox_handled"] = self.handled
+        return out

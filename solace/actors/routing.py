@@ -1,0 +1,215 @@
+"""Who perceives an event: the one routing table, a pure function of the event.
+
+Every event is appended once to the substrate; each agent that perceives it makes
+its own record of it (``AgentMemory.ingest``). Which agents those are, what speaker
+the record names, and the emotional weight and tags Mood attaches are decided here
+from the event alone — its ``kind``, its ``agent`` (the author) and its content —
+so that rebuilding an agent's working tier from the substrate after a restart makes
+exactly the records the live runtime made. Nothing is added to the caller's
+``attrs``.
+
+The author convention: ``Event.agent`` is whoever produced the content — the
+``speaker`` given to ``observe`` ("user", "Caroline"), or the actor itself for what
+actors write (drafts, reflections, speech, Time's cues). The one exception is the
+conversation layer, which logs a session's messages under the agent's name with a
+``role`` attribute: ``role = "user"`` makes the speaker ``"user"``, and
+``role = "assistant"`` messages are perceived by nobody (Mouth's ``speech`` event is
+the record of what was said). Events with empty content are perceived by nobody.
+
+Routing table (``route``):
+
+==================================  ==============================================
+event                               perceived by
+==================================  ==============================================
+``message`` / ``fact``              Supervisor, Main (+ Mood when it is emotional)
+``speech`` (written by Mouth only)  Supervisor, Main, Mouth
+``draft``                           its author only, as a private record
+``reflection`` / ``tool_*``         its author when an actor (else Main)
+``cue`` (Time's heartbeat)          Time (+ Main), or its author when an actor
+anything else (``curation``,        nobody: bookkeeping, not experience
+``fade``, ``mood``, topics, ...)
+==================================  ==============================================
+
+Caller overrides (``observe(..., emotional_weight=0.9, tags=("x",))``) cannot be
+derived from the event, so ``observe`` writes them as a separate ``mood`` event
+(author ``Mood``, content empty, ``attrs = {"offset": "1", "emotional_weight",
+"tags"}``) in the same atomic write as the event, right after it (``offset`` counts
+back to the event it annotates); :func:`annotation_of` reads one back and
+:func:`perceive` applies it. A rebuild collects the ``mood`` events first (they are
+few: only overrides are written).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from solace.actors.affect import score_affect
+
+__all__ = [
+    "ACTOR_KINDS",
+    "ACTORS",
+    "DRAFT_KIND",
+    "MOOD_KIND",
+    "MOOD_RECORD_WEIGHT",
+    "Annotation",
+    "EventLike",
+    "Perception",
+    "annotation_attrs",
+    "annotation_of",
+    "perceive",
+    "perceptions_for",
+    "route",
+    "speaker_of",
+]
+
+ACTORS: tuple[str, ...] = ("Supervisor", "Main", "Mood", "Time", "Mouth")
+DRAFT_KIND = "draft"  # thought not yet spoken; private to its author
+MOOD_KIND = "mood"  # a caller's emotional weight / tags for an earlier event
+ACTOR_KINDS: tuple[str, ...] = (DRAFT_KIND, MOOD_KIND)  # kinds to register in the substrate
+MOOD_RECORD_WEIGHT = 0.5  # Mood keeps its own record of strongly emotional events only
+
+_NARRATIVE = ("Supervisor", "Main")
+
+
+class EventLike(Protocol):
+    """The fields of ``substrate.Event`` routing reads."""
+
+    @property
+    def entry_id(self) -> int: ...
+
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def attrs(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """A caller's override of Mood's reading of one event."""
+
+    emotional_weight: float | None
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Perception:
+    """One agent's ingest of one event: the arguments of ``AgentMemory.ingest``."""
+
+    agent: str
+    speaker: str
+    emotional_weight: float
+    tags: tuple[str, ...]
+    private: bool
+
+
+def speaker_of(event: EventLike) -> str:
+    """The speaker a record of ``event`` names: its author, or ``"user"`` for a message
+    the conversation layer logged on an agent's behalf with ``role = "user"``."""
+    if event.attrs.get("role") == "user":
+        return "user"
+    return event.agent
+
+
+def route(event: EventLike) -> tuple[str, ...]:
+    """The agents that perceive ``event``, in ``ACTORS`` order, without duplicates."""
+    kind, author = event.kind, event.agent
+    is_actor = author in ACTORS
+    agents: set[str]
+    if not event.content.strip():
+        agents = set()  # nothing to remember (e.g. a fact's $unset)
+    elif kind == "message" and event.attrs.get("role") == "assistant":
+        agents = set()  # Main's reply as logged in its topic: Mouth's speech event is the record
+    elif kind in ("message", "fact"):
+        agents = set(_NARRATIVE)
+        if score_affect(event.content).weight >= MOOD_RECORD_WEIGHT:
+            agents.add("Mood")
+    elif kind == "speech":
+        agents = {"Supervisor", "Main", "Mouth"} if author == "Mouth" else set()
+    elif kind == DRAFT_KIND:
+        agents = {author} if is_actor else set()
+    elif kind in ("reflection", "tool_call", "tool_result"):
+        agents = {author} if is_actor else {"Main"}
+    elif kind == "cue":
+        agents = {"Time", "Main"} if author == "Time" else ({author} if is_actor else {"Main"})
+    else:
+        agents = set()
+    return tuple(a for a in ACTORS if a in agents)
+
+
+def perceive(event: EventLike, annotation: Annotation | None = None) -> tuple[Perception, ...]:
+    """One :class:`Perception` per agent in :func:`route` (event), in the same order.
+
+    The speaker is the event's author. The emotional weight and tags are Mood's
+    reading of the content (:func:`~solace.actors.affect.score_affect`) unless
+    ``annotation`` overrides them (its tags are added to Mood's). Drafts are private.
+    """
+    agents = route(event)
+    if not agents:
+        return ()
+    affect = score_affect(event.content)
+    weight = affect.weight
+    tags = affect.tags
+    if annotation is not None:
+        if annotation.emotional_weight is not None:
+            weight = annotation.emotional_weight
+        tags = tuple(sorted(set(tags) | set(annotation.tags)))
+    private = event.kind == DRAFT_KIND
+    speaker = speaker_of(event)
+    return tuple(Perception(a, speaker, weight, tags, private) for a in agents)
+
+
+def annotation_attrs(
+    emotional_weight: float | None, tags: tuple[str, ...], offset: int = 1
+) -> dict[str, str]:
+    """The attrs (str to str, as the substrate keeps them) of a ``mood`` override event
+    appended ``offset`` entries after the event it annotates."""
+    if offset < 1:
+        raise ValueError(f"offset must be >= 1, got {offset!r}")
+    attrs = {"offset": str(int(offset)), "tags": json.dumps(list(tags))}
+    if emotional_weight is not None:
+        attrs["emotional_weight"] = repr(float(emotional_weight))
+    return attrs
+
+
+def annotation_of(event: EventLike) -> tuple[int, Annotation] | None:
+    """``(target entry id, Annotation)`` if ``event`` is a ``mood`` override, else None."""
+    if event.kind != MOOD_KIND:
+        return None
+    attrs = event.attrs
+    weight = attrs.get("emotional_weight")
+    tags = json.loads(attrs.get("tags", "[]"))
+    return event.entry_id - int(attrs["offset"]), Annotation(
+        None if weight is None else float(weight), tuple(str(t) for t in tags)
+    )
+
+
+def perceptions_for(
+    agent: str, events: Sequence[EventLike]
+) -> list[tuple[EventLike, Perception]]:
+    """``(event, perception)`` for each of ``events`` that ``agent`` perceives, in order.
+
+    The ``mood`` override events among ``events`` are applied to the events they
+    name, exactly as ``observe`` applied them live. This is the perceiver a rebuild
+    of ``agent``'s tiers replays (``functools.partial(perceptions_for, agent)``).
+    """
+    annotations: dict[int, Annotation] = {}
+    for event in events:
+        found = annotation_of(event)
+        if found is not None:
+            annotations[found[0]] = found[1]
+    out = []
+    for event in events:
+        for p in perceive(event, annotations.get(event.entry_id)):
+            if p.agent == agent:
+                out.append((event, p))
+    return out

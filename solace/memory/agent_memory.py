@@ -1,0 +1,535 @@
+"""One agent's memory: its two tiers, its fade coroutine, its snapshots.
+
+:class:`AgentMemory` is what an actor holds. Events come in through :meth:`ingest`
+(a rung-0 record per event, embedded off the event loop); the fade coroutine
+(:meth:`run`, owned by the actor's nursery) wakes on new records, on a retune and
+every ``tick_seconds``, and runs :meth:`fade_step`, which
+
+1. scores every working record at once (:func:`~solace.memory.fade.fade_score`) and
+   plans one round (:func:`~solace.memory.fade.plan_round`): the records past their
+   rung's threshold, plus — while the tier would stay over budget — the most faded
+   of the rest;
+2. demotes the rung-0/1 records of the round one rung through the ladder (in a worker
+   thread; records of one episode may merge) and moves the rung-2 ones to long-term:
+   the record as it is — summary, embedding, tags, entry ids — with fresh ``created``;
+3. writes one ``fade`` event per resulting record to the substrate, *then* changes
+   the tiers, so a crash between the two loses nothing (the events replay);
+4. repeats rounds until no record is due and the tier is within budget;
+5. fades long-term summaries older than ``longterm_summary_hours`` to rung 3 (the
+   ladder's tag line; the vector is kept).
+
+Nothing is deleted: every entry id ever ingested is in exactly one record of one tier.
+The substrate must accept the ``fade`` kind (``extra_kinds=("fade",)``).
+
+Locks: ``_step_lock`` serialises fade steps (planning and compression);
+``_lock`` guards the short sections that write events and change tiers, which
+snapshots, :meth:`add_record` and :meth:`warm_up` also take — so compression never
+holds up a cue re-entering working.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import trio
+
+from solace.clock import Clock
+from solace.config import AgentConfig, FadeWeights, MemoryConfig
+from solace.memory import rebuild, snapshot
+from solace.memory.fade import FadeColumns, FadeCounters, FadeReport, fade_score, plan_round
+from solace.memory.ladder import Demotion, Ladder, format_raw, rehydrate_text
+from solace.memory.longterm import IndexParams, LongTermTier
+from solace.memory.rebuild import (
+    EXTRA_ID_BASE,
+    FADE_KIND,
+    Perceiver,
+    fade_attrs,
+    rung0_record,
+)
+from solace.memory.record import MemoryRecord
+from solace.memory.working import WorkingTier
+from solace.models.embedder import Embedder
+from solace.models.llm import ModelError
+from solace.models.tokenizer import Tokenizer
+from solace.offload import Offloader
+
+__all__ = ["AgentMemory", "index_params"]
+
+log = logging.getLogger(__name__)
+
+
+class AgentMemory:
+    """One agent's working and long-term tiers, faded by one coroutine.
+
+    Build it with :meth:`open`. Attributes: ``agent``, ``config`` (current, after
+    :meth:`tune`), ``memory_config``, ``working``, ``longterm``, ``ladder``, ``counters``.
+    """
+
+    def __init__(self, agent: str, *, config: AgentConfig, memory_config: MemoryConfig,
+                 directory: Path, substrate: Any, ladder: Ladder, embedder: Embedder,
+                 tokenizer: Tokenizer, offloader: Offloader, clock: Clock, dim: int,
+                 perceive: Perceiver | None = None) -> None:
+        self.agent = agent
+        self.config = config
+        self.memory_config = memory_config
+        self.directory = Path(directory)
+        self.substrate = substrate
+        self.ladder = ladder
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.offloader = offloader
+        self.clock = clock
+        self.perceive = perceive
+        self.dim = dim
+        self.working = WorkingTier(config.budget_tokens, dim=dim)
+        self.longterm = LongTermTier(dim=dim, params=index_params(memory_config))
+        self.counters = FadeCounters()
+        self._entries: dict[int, int] = {}  # entry id -> record id standing for it
+        self._next_extra_id = EXTRA_ID_BASE
+        self._lt_queue: deque[tuple[float, int]] = deque()  # (created, id) of long-term rung 2
+        self._lock = trio.Lock()
+        self._step_lock = trio.Lock()
+        self._wake = trio.Event()
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    async def open(cls, agent: str, *, config: AgentConfig, memory_config: MemoryConfig,
+                   directory: Path, substrate: Any, ladder: Ladder, embedder: Embedder,
+                   tokenizer: Tokenizer, offloader: Offloader, clock: Clock,
+                   perceive: Perceiver | None = None) -> AgentMemory:
+        """Open ``agent``'s memory: load its snapshot and replay the substrate after it,
+        or rebuild both tiers from the substrate if the snapshot is missing, unreadable,
+        made by another embedder, or newer than the substrate.
+
+        Args:
+            agent: the agent's name (author of its fade events).
+            config, memory_config: the agent's and the shared memory configuration.
+            directory: where its snapshots live (created if missing).
+            substrate: the trio substrate wrapper; must accept the ``fade`` kind.
+            ladder, embedder, tokenizer, offloader, clock: shared runtime parts.
+            perceive: which events this agent ingests, with what speaker, weight, tags
+                and privacy (see :data:`~solace.memory.rebuild.Perceiver`). Without it,
+                rung-0 records not yet faded when the process stopped are restored only
+                from a snapshot, not from the substrate.
+
+        Guarantees: afterwards every record the agent had at its last snapshot or fade
+        event is back, at the same rung, in the same tier (reference counts as of the
+        last snapshot).
+        """
+        dim = int(await offloader.run(lambda: embedder.dim))
+        memory = cls(agent, config=config, memory_config=memory_config, directory=directory,
+                     substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
+                     offloader=offloader, clock=clock, dim=dim, perceive=perceive)
+        restored = await rebuild.restore(memory)
+        for record in restored.working:
+            memory.working.add(record)
+        memory.longterm = restored.longterm
+        memory._entries = restored.entries
+        memory._next_extra_id = restored.next_extra_id
+        memory.counters = FadeCounters.from_dict(restored.counters)
+        memory._lt_queue.extend(sorted(
+            (r.created, r.record_id) for r in restored.longterm.records() if r.rung == 2))
+        if restored.source == "rebuild" or restored.replayed:
+            await memory.snapshot()  # the next start need not replay it again
+        return memory
+
+    # --------------------------------------------------------------- ingesting
+
+    async def ingest(self, event: Any, *, speaker: str | None, emotional_weight: float = 0.0,
+                     tags: Sequence[str] = (), private: bool = False) -> MemoryRecord:
+        """Make the agent's rung-0 record of ``event`` and add it to working.
+
+        The record's text is ``format_raw(speaker or event.agent, event.content)``, its id
+        the event's entry id; nothing is written to the substrate (the event is there,
+        and ``perceive`` says who ingests it). Wakes the fade coroutine.
+
+        Raises:
+            ValueError: the event was already ingested by this agent, or
+                ``emotional_weight`` is outside [0, 1].
+        """
+        (record,) = await self.ingest_many([event], speakers=[speaker],
+                                           emotional_weights=[emotional_weight],
+                                           tags=[tuple(tags)], private=[private])
+        return record
+
+    async def ingest_many(self, events: Sequence[Any], *, speakers: Sequence[str | None],
+                          emotional_weights: Sequence[float] | None = None,
+                          tags: Sequence[Sequence[str]] | None = None,
+                          private: Sequence[bool] | None = None) -> list[MemoryRecord]:
+        """:meth:`ingest` for many events with one embedding call (replays, imports).
+
+        Raises:
+            ValueError: mismatched lengths, an event ingested twice, a weight outside [0, 1].
+        """
+        n = len(events)
+        weights = list(emotional_weights) if emotional_weights is not None else [0.0] * n
+        tag_lists = [tuple(t) for t in tags] if tags is not None else [()] * n
+        privacy = list(private) if private is not None else [False] * n
+        if not len(speakers) == len(weights) == len(tag_lists) == len(privacy) == n:
+            raise ValueError(f"ingest_many needs one speaker/weight/tags/private per event "
+                             f"({n} events)")
+        for weight in weights:
+            if not 0.0 <= weight <= 1.0:
+                raise ValueError(f"emotional_weight must be within [0, 1], got {weight!r}")
+        self._check_new([e.entry_id for e in events])
+        texts = [format_raw(s or e.agent, e.content) for e, s in zip(events, speakers, strict=True)]
+        vectors, counts = await self.offloader.run(self._embed_and_count, texts)
+        self._check_new([e.entry_id for e in events])  # a concurrent ingest of the same event
+        out = []
+        for i, event in enumerate(events):
+            record = rung0_record(
+                self.agent, event, text=texts[i], tokens=counts[i],
+                speaker=speakers[i] or event.agent, emotional_weight=weights[i],
+                tags=tag_lists[i], private=privacy[i], embedding=vectors[i],
+            )
+            self.working.add(record)
+            self._entries[record.record_id] = record.record_id
+            out.append(record)
+        self.counters.ingested += n
+        self._poke()
+        return out
+
+    def _check_new(self, entry_ids: Sequence[int]) -> None:
+        seen: set[int] = set()
+        for entry in entry_ids:
+            if entry in self._entries or entry in seen:
+                raise ValueError(f"{self.agent} already has a record of event {entry}")
+            seen.add(entry)
+
+    def _embed_and_count(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        return self.embedder.embed(texts), self.tokenizer.count_many(texts)
+
+    async def add_record(self, record: MemoryRecord) -> None:
+        """Put ``record`` (rung 0–2) into working with the tracking it carries — a used
+        cue, a warm-up record. If a record with its id is in long-term, it leaves.
+
+        Writes an ``add`` fade event first. A record without an embedding is embedded
+        (its text). Wakes the fade coroutine.
+
+        Raises:
+            ValueError: the id is already in working, the rung is not 0–2, or one of its
+                entry ids belongs to another record.
+        """
+        if record.rung not in (0, 1, 2):
+            raise ValueError(f"record {record.record_id} has rung {record.rung!r}; "
+                             "working holds rungs 0-2")
+        mode: Literal["kept", "text"] = "kept" if record.embedding is not None else "text"
+        if record.embedding is None:
+            vectors = await self.offloader.run(self.embedder.embed, [record.text])
+            record.embedding = np.asarray(vectors[0], dtype=np.float32)
+        async with self._lock:
+            self._check_add(record)
+            await self._append([(record, fade_attrs(
+                "add", record, tier="working", sources=(record.record_id,), embedding=mode))])
+            self._enter_working(record)
+        self._poke()
+
+    def _check_add(self, record: MemoryRecord) -> None:
+        rid = record.record_id
+        if rid in self.working:
+            raise ValueError(f"record {rid} is already in {self.agent}'s working tier")
+        for entry in record.entry_ids:
+            owner = self._entries.get(entry)
+            if owner is not None and owner != rid and (owner in self.working
+                                                       or owner in self.longterm):
+                raise ValueError(f"event {entry} already belongs to {self.agent}'s record "
+                                 f"{owner}, not {rid}")
+
+    def _enter_working(self, record: MemoryRecord) -> None:
+        if record.record_id in self.longterm:
+            self.longterm.remove(record.record_id)
+        self.working.add(record)
+        for entry in record.entry_ids:
+            self._entries[entry] = record.record_id
+        self._next_extra_id = max(self._next_extra_id, record.record_id + 1)
+        self.counters.added += 1
+
+    def touch(self, record_id: int, now: float) -> None:
+        """Count a reference to a working or long-term record.
+
+        Raises:
+            KeyError: the record is in neither tier.
+        """
+        if record_id in self.working:
+            self.working.touch(record_id, now)
+        else:
+            self.longterm.touch(record_id, now)
+
+    def next_record_id(self) -> int:
+        """A record id no record of this agent has, and no entry id can be."""
+        rid = self._next_extra_id
+        self._next_extra_id += 1
+        return rid
+
+    def next_extra_id_peek(self) -> int:
+        """The id :meth:`next_record_id` would return next (for snapshots)."""
+        return self._next_extra_id
+
+    # -------------------------------------------------------------- the fade
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The fade coroutine: runs :meth:`fade_step` whenever woken and every
+        ``config.tick_seconds``, until cancelled. Compression and FAISS run in worker
+        threads, so the agent's own loop is never blocked."""
+        task_status.started()
+        while True:
+            with trio.move_on_after(self.config.tick_seconds):
+                await self._wake.wait()
+            self._wake = trio.Event()  # before the step: a poke during it runs another
+            await self.fade_step()
+
+    def _poke(self) -> None:
+        self._wake.set()
+
+    @property
+    def fading(self) -> bool:
+        """Whether a fade step is running right now (for ``/inspect`` and tests)."""
+        return self._step_lock.locked()
+
+    def _plan(self, now: float, failed: set[int]) -> np.ndarray:
+        columns: FadeColumns = self.working.columns()
+        if len(columns) == 0:
+            return np.zeros(0, dtype=np.int64)
+        scores = fade_score(columns, now=now, total_tokens=self.working.total_tokens,
+                            budget_tokens=self.working.budget_tokens, weights=self.config.fade,
+                            age_scale_hours=self.config.age_scale_hours)
+        exclude = np.isin(columns.record_id, np.fromiter(failed, np.int64)) if failed else None
+        return plan_round(scores, columns, threshold=self.config.demote_threshold,
+                          total_tokens=self.working.total_tokens,
+                          budget_tokens=self.working.budget_tokens, exclude=exclude)
+
+    def pending(self) -> bool:
+        """Whether a fade step at the clock's now would change anything."""
+        now = self.clock.now()
+        return len(self._plan(now, set())) > 0 or self._longterm_due(now)
+
+    async def settle(self) -> None:
+        """Return once no fade work is pending at the clock's now (or a step made no
+        progress: the ladder keeps failing on what is left)."""
+        while self.pending():
+            report = await self.fade_step()
+            if not report.changed:
+                return
+
+    async def fade_step(self) -> FadeReport:
+        """Demote until nothing is due and working is within budget (see module doc).
+
+        Returns:
+            What the step did. ``report.within_budget`` is False only if the ladder
+            failed on every record that could still make room.
+        """
+        report = FadeReport()
+        async with self._step_lock:
+            failed: set[int] = set()
+            while True:
+                now = self.clock.now()
+                rows = self._plan(now, failed)
+                if len(rows) == 0:
+                    break
+                chosen = self.working.at_rows(rows)
+                await self._round(chosen, now, failed, report)
+            await self._fade_longterm(report)
+            self.counters.passes += 1
+        report.failed = tuple(sorted(failed))
+        report.working_tokens = self.working.total_tokens
+        report.budget_tokens = self.working.budget_tokens
+        return report
+
+    async def _demote(self, records: list[MemoryRecord], now: float,
+                      failed: set[int]) -> list[Demotion]:
+        if not records:
+            return []
+        try:
+            return await self.offloader.run(functools.partial(self.ladder.demote, records, now=now))
+        except ModelError as exc:  # records stay as they are; nothing was written
+            failed.update(r.record_id for r in records)
+            self.counters.ladder_failures += 1
+            log.warning("%s: ladder failed on %d records (%s); they keep their rung",
+                        self.agent, len(records), exc)
+            return []
+
+    async def _round(self, chosen: list[MemoryRecord], now: float, failed: set[int],
+                     report: FadeReport) -> None:
+        demotions = await self._demote([r for r in chosen if r.rung < 2], now, failed)
+        moving = [r for r in chosen if r.rung == 2]
+        async with self._lock:
+            # Only records still exactly as planned change (add_record may have run).
+            demotions = [d for d in demotions
+                         if all(self.working.get(s) is not None for s in d.sources)
+                         and all(self.working.get(s) in chosen for s in d.sources)]
+            moving = [r for r in moving if self.working.get(r.record_id) is r]
+            writes = []
+            for d in demotions:
+                single = len(d.sources) == 1
+                kept = single and d.record.embedding is self.working.get(d.sources[0]).embedding  # type: ignore[union-attr]
+                writes.append((d.record, fade_attrs("demote", d.record, tier="working",
+                                                    sources=d.sources,
+                                                    embedding="kept" if kept else "text")))
+            moved = [dataclasses.replace(r, created=now) for r in moving]
+            writes += [(r, fade_attrs("to_longterm", r, tier="longterm", sources=(r.record_id,),
+                                      embedding="kept")) for r in moved]
+            if not writes:
+                return
+            await self._append(writes, now)
+            for d in demotions:
+                for source in d.sources:
+                    self.working.remove(source)
+                self.working.add(d.record)
+                for entry in d.record.entry_ids:
+                    self._entries[entry] = d.record.record_id
+                self._count(report, d.record.rung, len(d.sources) > 1)
+            for r in moving:
+                self.working.remove(r.record_id)
+            if moved:
+                await self.offloader.run(self.longterm.add, moved)
+                self._lt_queue.extend((r.created, r.record_id) for r in moved)
+            report.to_longterm += len(moved)
+            self.counters.to_longterm += len(moved)
+            report.rounds += 1
+            self.counters.rounds += 1
+
+    def _count(self, report: FadeReport, rung: int, merged: bool) -> None:
+        report.demotions[rung] += 1
+        self.counters.demotions[rung] += 1
+        report.merges += merged
+        self.counters.merges += merged
+
+    def _longterm_due(self, now: float) -> bool:
+        horizon = now - self.config.longterm_summary_hours * 3600.0
+        return bool(self._lt_queue) and self._lt_queue[0][0] <= horizon
+
+    async def _fade_longterm(self, report: FadeReport) -> None:
+        """Long-term summaries older than ``longterm_summary_hours`` fade to rung 3."""
+        now = self.clock.now()
+        horizon = now - self.config.longterm_summary_hours * 3600.0
+        due: list[MemoryRecord] = []
+        while self._lt_queue and self._lt_queue[0][0] <= horizon:
+            created, rid = self._lt_queue.popleft()
+            record = self.longterm.get(rid)
+            if record is not None and record.rung == 2 and record.created == created:
+                due.append(record)
+        failed: set[int] = set()
+        demotions = await self._demote(due, now, failed)
+        if failed:  # try again at the next step
+            self._lt_queue.extendleft(sorted(((r.created, r.record_id) for r in due),
+                                             reverse=True))
+        async with self._lock:
+            demotions = [d for d in demotions if self.longterm.get(d.sources[0]) in due]
+            if not demotions:
+                return
+            await self._append([(d.record, fade_attrs("demote", d.record, tier="longterm",
+                                                      sources=d.sources, embedding="kept"))
+                                for d in demotions], now)
+            for d in demotions:
+                await self.offloader.run(self.longterm.replace, d.record)
+                self._count(report, d.record.rung, False)
+
+    async def _append(self, writes: list[tuple[MemoryRecord, dict[str, str]]],
+                      ts: float | None = None) -> None:
+        """Append one fade event per (record, attrs), in one substrate write."""
+        ts = self.clock.now() if ts is None else ts
+        await self.substrate.append_many(
+            [(self.agent, FADE_KIND, record.text, attrs, ts) for record, attrs in writes])
+        self.counters.events_written += len(writes)
+
+    # ------------------------------------------------------------ tuning, I/O
+
+    def tune(self, *, budget_tokens: int | None = None, weights: FadeWeights | None = None) -> None:
+        """Retune at run time (hyperfocus, an operator); wakes the fade coroutine.
+
+        Raises:
+            ValueError: a budget that is not a positive int (nothing changes then).
+        """
+        changes: dict[str, Any] = {}
+        if budget_tokens is not None:
+            if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
+                raise ValueError(f"budget_tokens must be a positive int, got {budget_tokens!r}")
+            changes["budget_tokens"] = budget_tokens
+        if weights is not None:
+            if not isinstance(weights, FadeWeights):
+                raise TypeError(f"weights must be FadeWeights, got {type(weights).__name__}")
+            changes["fade"] = weights
+        config = dataclasses.replace(self.config, **changes)  # validates
+        self.working.budget_tokens = config.budget_tokens
+        self.config = config
+        self._poke()
+
+    async def snapshot(self) -> None:
+        """Write both tiers atomically (see :mod:`~solace.memory.snapshot`)."""
+        async with self._lock:
+            await snapshot.save(self)
+
+    async def aclose(self) -> None:
+        """Snapshot; the memory stays usable (closing is the substrate's business)."""
+        await self.snapshot()
+
+    async def warm_up(self, n: int, rung: int) -> list[MemoryRecord]:
+        """Bring the newest ``n`` long-term records back into working at ``rung`` (0–2),
+        text rebuilt from their substrate events, with fresh tracking (``created`` now).
+
+        Returns:
+            The records now in working, newest first.
+
+        Raises:
+            ValueError: ``rung`` is not 0, 1 or 2, or ``n`` is negative.
+        """
+        if rung not in (0, 1, 2):
+            raise ValueError(f"warm-up rung must be 0, 1 or 2, got {rung!r}")
+        if n < 0:
+            raise ValueError(f"warm-up count must be >= 0, got {n!r}")
+        async with self._lock:
+            chosen = self.longterm.newest(n)
+            now = self.clock.now()
+            revived = []
+            for record in chosen:
+                if record.rung == rung:
+                    text = record.text
+                else:
+                    events = [await self.substrate.get(e) for e in record.entry_ids]
+                    text = await self.offloader.run(functools.partial(
+                        rehydrate_text, events, rung, tokenizer=self.tokenizer,
+                        config=self.memory_config))
+                revived.append(dataclasses.replace(
+                    record, rung=rung, text=text, tokens=self.tokenizer.count(text),
+                    created=now))
+            if revived:
+                await self._append([(r, fade_attrs("add", r, tier="working",
+                                                   sources=(r.record_id,), embedding="kept"))
+                                    for r in revived], now)
+            for record in revived:
+                self._enter_working(record)
+        self._poke()
+        return revived
+
+    def stats(self) -> dict[str, object]:
+        """For ``/inspect``: budget, tokens and counts per tier and rung, counters."""
+        return {
+            "agent": self.agent,
+            "budget_tokens": self.working.budget_tokens,
+            "working_tokens": self.working.total_tokens,
+            "working_tokens_by_rung": self.working.tokens_by_rung(),
+            "working_records": len(self.working),
+            "working_by_rung": self.working.count_by_rung(),
+            "longterm_records": len(self.longterm),
+            "longterm_by_rung": self.longterm.count_by_rung(),
+            "longterm_index": self.longterm.index_kind,
+            "counters": self.counters.as_dict(),
+        }
+
+
+def index_params(memory_config: MemoryConfig) -> IndexParams:
+    """The long-term index parameters of ``memory_config``."""
+    return IndexParams(
+        hnsw_threshold=memory_config.hnsw_threshold,
+        hnsw_m=memory_config.hnsw_m,
+        hnsw_ef_search=memory_config.hnsw_ef_search,
+        hnsw_ef_construction=memory_config.hnsw_ef_construction,
+    )

@@ -1,0 +1,195 @@
+"""Lexical relevance: an incremental BM25 index over record texts.
+
+Dense similarity finds paraphrases but is weak on the exact strings people ask
+about — names, numbers, dates ("What did Caroline do on 7 May?"). BM25 over the
+words of a record's text finds those, so retrieval adds a lexical term to the
+composite score. The index is a plain synchronous structure (dict postings), cheap
+enough to update on every change of a record's text and to query on the event loop
+for the few thousand records an agent holds.
+
+Terms are casefolded word tokens (letters and digits), stop words removed, with a
+light suffix-stripping stemmer so that "painted", "painting" and "paints" meet.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+__all__ = ["STOP_WORDS", "LexicalIndex", "content_words", "stem", "terms"]
+
+# A compact English stop-word list (function words, auxiliaries, pronouns). Content
+# words — names, nouns, verbs, numbers — are what remain.
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are aren't as at be because
+    been before being below between both but by can can't cannot could couldn't did didn't
+    do does doesn't doing don't down during each few for from further had hadn't has hasn't
+    have haven't having he he'd he'll he's her here here's hers herself him himself his how
+    how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+    mustn't my myself no nor not of off on once only or other ought our ours ourselves out
+    over own same shan't she she'd she'll she's should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll
+    they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's
+    whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
+    yourself yourselves s t d ll m re ve just also yes yeah oh really""".split()
+)
+
+_WORD_RE = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
+
+
+def stem(word: str) -> str:
+    """A light, deterministic suffix stripper (plural, -ing, -ed, final -e).
+
+    It only has to map a word and its common inflections to one key, for query
+    and document alike ("hike", "hikes", "hiked", "hiking" -> "hik"); it never
+    needs to produce a real word.
+    """
+    if word.isdigit() or len(word) <= 3:
+        return word
+    base = word
+    if base.endswith("ies") and len(base) > 4:
+        base = base[:-3] + "y"
+    elif base.endswith("es") and base[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        base = base[:-2]
+    elif base.endswith("s") and not base.endswith(("ss", "us", "is")):
+        base = base[:-1]
+    elif base.endswith("ing") and len(base) >= 6:
+        base = base[:-3]
+    elif base.endswith("ed") and len(base) >= 5:
+        base = base[:-2]
+    if base.endswith("e") and len(base) > 3:
+        base = base[:-1]
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouylsz":
+        base = base[:-1]  # running -> runn -> run
+    return base
+
+
+def content_words(text: str) -> list[str]:
+    """Casefolded words of ``text`` with punctuation and stop words removed (unstemmed)."""
+    out = []
+    for word in _WORD_RE.findall(text.casefold().replace("\u2019", "'")):
+        word = word.removesuffix("'s")
+        if word and word not in STOP_WORDS:
+            out.append(word)
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``: content words, stemmed, in order (with repeats)."""
+    return [stem(w) for w in content_words(text)]
+
+
+class LexicalIndex:
+    """Okapi BM25 over documents keyed by int ids; add, replace and remove in O(terms).
+
+    Args:
+        k1: term-frequency saturation.
+        b: length normalisation.
+
+    Scores are non-negative (Lucene's IDF), so "no lexical match" is exactly 0.
+    """
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        if k1 < 0 or not 0.0 <= b <= 1.0:
+            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
+        self.k1 = k1
+        self.b = b
+        self._postings: dict[str, dict[int, int]] = {}
+        self._lengths: dict[int, int] = {}
+        self._texts: dict[int, str] = {}
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._lengths
+
+    def text(self, doc_id: int) -> str:
+        """The text indexed under ``doc_id`` (KeyError if absent)."""
+        return self._texts[doc_id]
+
+    def ids(self) -> list[int]:
+        """Every indexed id."""
+        return list(self._lengths)
+
+    def add(self, doc_id: int, text: str) -> None:
+        """Index ``text`` under ``doc_id``, replacing what was there (no-op if unchanged)."""
+        if self._texts.get(doc_id) == text:
+            return
+        if doc_id in self._lengths:
+            self.remove(doc_id)
+        counts = Counter(terms(text))
+        for term, tf in counts.items():
+            self._postings.setdefault(term, {})[doc_id] = tf
+        length = sum(counts.values())
+        self._lengths[doc_id] = length
+        self._texts[doc_id] = text
+        self._total_length += length
+
+    def remove(self, doc_id: int) -> None:
+        """Forget ``doc_id``; a no-op if it is not indexed."""
+        if doc_id not in self._lengths:
+            return
+        for term in set(terms(self._texts.pop(doc_id))):
+            posting = self._postings.get(term)
+            if posting is not None:
+                posting.pop(doc_id, None)
+                if not posting:
+                    del self._postings[term]
+        self._total_length -= self._lengths.pop(doc_id)
+
+    def sync(self, docs: Mapping[int, str]) -> None:
+        """Make the index hold exactly ``docs`` (adds, replaces and removes as needed)."""
+        for doc_id in [d for d in self._lengths if d not in docs]:
+            self.remove(doc_id)
+        for doc_id, text in docs.items():
+            self.add(doc_id, text)
+
+    def _idf(self, term: str) -> float:
+        n = len(self._lengths)
+        df = len(self._postings.get(term, ()))
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str, ids: Iterable[int] | None = None) -> dict[int, float]:
+        """BM25 score of every document matching at least one query term.
+
+        Args:
+            query: free text; analysed like documents (each distinct term counts once).
+            ids: restrict to these documents (others are not returned).
+
+        Returns:
+            ``{doc_id: score}``, scores > 0; documents with no term in common are absent.
+        """
+        allowed = set(ids) if ids is not None else None
+        if not self._lengths:
+            return {}
+        avg = self._total_length / len(self._lengths) or 1.0
+        out: dict[int, float] = {}
+        for term in set(terms(query)):
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            idf = self._idf(term)
+            for doc_id, tf in posting.items():
+                if allowed is not None and doc_id not in allowed:
+                    continue
+                norm = 1.0 - self.b + self.b * self._lengths[doc_id] / avg
+                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (self.k1 + 1.0) / (
+                    tf + self.k1 * norm
+                )
+        return out
+
+    def ceiling(self, query: str) -> float:
+        """An upper bound of :meth:`scores` for ``query`` (0.0 if no term is indexed).
+
+        Dividing by it maps scores into [0, 1] on a scale that does not depend on
+        which other documents matched, so lexical scores are comparable across
+        tiers and agents.
+        """
+        return sum(
+            self._idf(t) * (self.k1 + 1.0) for t in set(terms(query)) if t in self._postings
+        )

@@ -1,0 +1,467 @@
+"""Rebuilding an agent's tiers from the substrate: fade events and perceived events.
+
+The substrate is the truth; the tiers are a projection of two kinds of events in it:
+
+* **perceived events** — every event the agent ingested became a rung-0 record whose
+  id is the event's entry id. Which events an agent ingests is not written down
+  again: it is decided by a pure function of the events (the runtime's routing), which
+  the caller passes as ``perceive``; replaying it makes the same rung-0 records.
+* **fade events** (kind ``"fade"``, author = the agent) — written by the fade
+  pipeline *before* it changes a tier, one per resulting record. Each is
+  self-contained: content = the record's new text, attrs = everything else (below).
+  Replaying one removes its ``sources`` from wherever they are and puts the record in
+  its ``tier``.
+
+Fade event attrs (all strings): ``op`` (``demote`` one rung, ``to_longterm`` the
+working → long-term move, ``add`` a record entering working: a used cue, warm-up,
+``add_record``), ``tier``, ``record_id``, ``rung``, ``sources`` and ``entry_ids``
+(JSON lists), ``tokens``, ``source_tokens``, ``kind``, ``speakers`` and ``tags``
+(JSON), ``emotional_weight``, ``created``, ``last_referenced``, ``references``,
+``first_event_ts``, ``event_ts``, ``private`` (``"1"``/``"0"``) and ``embedding``:
+``kept`` (the vector of the record it replaces) or ``text`` (the embedding of this
+event's content — what the ladder computes for a merge).
+
+Vectors are not stored in events; the replay tracks, for each record, either a
+vector it already has (from a snapshot) or the text whose embedding it is, and the
+caller embeds all pending texts in one batched, offloaded call. Reference counts
+changed by ``touch`` after the last snapshot are not in the substrate and come back
+as they were in the last fade event or snapshot.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+
+from solace.memory.ladder import format_raw
+from solace.memory.longterm import LongTermTier
+from solace.memory.record import MemoryRecord
+from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
+
+if TYPE_CHECKING:
+    from solace.memory.agent_memory import AgentMemory
+
+__all__ = [
+    "EXTRA_ID_BASE",
+    "FADE_KIND",
+    "FadeOp",
+    "Perceiver",
+    "Perception",
+    "REPLAY_SLACK",
+    "ReplayState",
+    "Restored",
+    "fade_attrs",
+    "parse_fade_event",
+    "restore",
+    "rung0_record",
+]
+
+log = logging.getLogger(__name__)
+
+FADE_KIND = "fade"
+#: Record ids below this are entry ids (of the event a rung-0 record was ingested
+#: from, or the smallest one of a merge); ids handed out by ``next_record_id`` start
+#: here, so they never collide with an entry id.
+EXTRA_ID_BASE = 1 << 40
+
+FadeOp = Literal["demote", "to_longterm", "add"]
+TierName = Literal["working", "longterm"]
+_OPS = ("demote", "to_longterm", "add")
+
+
+class Perception(Protocol):
+    """One agent's reading of one event: the arguments of ``AgentMemory.ingest``."""
+
+    @property
+    def speaker(self) -> str: ...
+
+    @property
+    def emotional_weight(self) -> float: ...
+
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+    @property
+    def private(self) -> bool: ...
+
+
+#: ``perceive(events) -> (event, perception)`` pairs for the events this agent ingests,
+#: in any order; a pure function of the events (the runtime's routing, with its
+#: ``mood`` annotations read from the same batch).
+Perceiver = Callable[[Sequence[Any]], Iterable[tuple[Any, Perception]]]
+
+
+def rung0_record(
+    agent: str,
+    event: Any,
+    *,
+    text: str,
+    tokens: int,
+    speaker: str,
+    emotional_weight: float,
+    tags: Sequence[str],
+    private: bool,
+    embedding: np.ndarray | None = None,
+) -> MemoryRecord:
+    """The rung-0 record ``agent`` keeps of ``event`` (live ingest and replay alike).
+
+    Its id is the event's entry id and its age counts from the event's time, so a
+    replay makes exactly the record the live ingest made.
+    """
+    return MemoryRecord(
+        record_id=int(event.entry_id),
+        agent=agent,
+        rung=0,
+        text=text,
+        tokens=int(tokens),
+        source_tokens=int(tokens),
+        entry_ids=(int(event.entry_id),),
+        kind=str(event.kind),
+        speakers=(speaker,),
+        first_event_ts=float(event.ts),
+        event_ts=float(event.ts),
+        created=float(event.ts),
+        last_referenced=0.0,
+        references=0,
+        emotional_weight=float(emotional_weight),
+        tags=tuple(tags),
+        private=bool(private),
+        embedding=embedding,
+    )
+
+
+def fade_attrs(
+    op: FadeOp,
+    record: MemoryRecord,
+    *,
+    tier: TierName,
+    sources: Sequence[int],
+    embedding: Literal["kept", "text"],
+) -> dict[str, str]:
+    """The attrs of the fade event describing ``record`` (its text is the content)."""
+    return {
+        "op": op,
+        "tier": tier,
+        "record_id": str(record.record_id),
+        "rung": str(record.rung),
+        "sources": json.dumps([int(s) for s in sources]),
+        "entry_ids": json.dumps(list(record.entry_ids)),
+        "tokens": str(record.tokens),
+        "source_tokens": str(record.source_tokens),
+        "kind": record.kind,
+        "speakers": json.dumps(list(record.speakers)),
+        "tags": json.dumps(list(record.tags)),
+        "emotional_weight": repr(float(record.emotional_weight)),
+        "created": repr(float(record.created)),
+        "last_referenced": repr(float(record.last_referenced)),
+        "references": str(int(record.references)),
+        "first_event_ts": repr(float(record.first_event_ts)),
+        "event_ts": repr(float(record.event_ts)),
+        "private": "1" if record.private else "0",
+        "embedding": embedding,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class FadeChange:
+    """A parsed fade event."""
+
+    entry_id: int
+    op: FadeOp
+    tier: TierName
+    sources: tuple[int, ...]
+    record: MemoryRecord  # embedding None
+    embedding: Literal["kept", "text"]
+
+
+def parse_fade_event(event: Any) -> FadeChange:
+    """Read a fade event back.
+
+    Raises:
+        ValueError: the event is not a well-formed fade event; names its entry id.
+    """
+    attrs: Mapping[str, str] = event.attrs
+    try:
+        op = attrs["op"]
+        tier = attrs["tier"]
+        if op not in _OPS or tier not in ("working", "longterm"):
+            raise ValueError(f"op {op!r} / tier {tier!r}")
+        mode = attrs["embedding"]
+        if mode not in ("kept", "text"):
+            raise ValueError(f"embedding {mode!r}")
+        record = MemoryRecord(
+            record_id=int(attrs["record_id"]),
+            agent=str(event.agent),
+            rung=int(attrs["rung"]),
+            text=str(event.content),
+            tokens=int(attrs["tokens"]),
+            source_tokens=int(attrs["source_tokens"]),
+            entry_ids=tuple(int(e) for e in json.loads(attrs["entry_ids"])),
+            kind=attrs["kind"],
+            speakers=tuple(str(s) for s in json.loads(attrs["speakers"])),
+            first_event_ts=float(attrs["first_event_ts"]),
+            event_ts=float(attrs["event_ts"]),
+            created=float(attrs["created"]),
+            last_referenced=float(attrs["last_referenced"]),
+            references=int(attrs["references"]),
+            emotional_weight=float(attrs["emotional_weight"]),
+            tags=tuple(str(t) for t in json.loads(attrs["tags"])),
+            private=attrs["private"] == "1",
+        )
+        sources = tuple(int(s) for s in json.loads(attrs["sources"]))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(f"fade event {event.entry_id} is malformed: {exc!r}") from exc
+    return FadeChange(int(event.entry_id), op, tier, sources, record, mode)  # type: ignore[arg-type]
+
+
+class ReplayState:
+    """Both tiers of one agent as plain data, advanced event by event.
+
+    Start empty (a full rebuild) or from a snapshot's records (:meth:`seed`), feed
+    events in entry-id order (:meth:`ingest`, :meth:`apply`), then read
+    :meth:`records` and embed :meth:`pending_texts`.
+    """
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.tier: dict[int, TierName] = {}
+        self.records: dict[int, MemoryRecord] = {}
+        self.vector_of: dict[int, np.ndarray] = {}
+        self.text_of: dict[int, str] = {}  # record id -> text whose embedding it has
+        self.entries: dict[int, int] = {}  # entry id -> record id
+        self.next_extra_id = EXTRA_ID_BASE
+        self.applied = 0
+
+    def seed(self, records: Iterable[MemoryRecord], tier: TierName) -> None:
+        """Add records that already carry their embeddings (from a snapshot)."""
+        for record in records:
+            self._put(record, tier)
+            if record.embedding is not None:
+                self.vector_of[record.record_id] = record.embedding
+            else:
+                self.text_of[record.record_id] = record.text
+
+    def knows_entry(self, entry_id: int) -> bool:
+        """Whether some record already stands for ``entry_id``."""
+        return entry_id in self.entries
+
+    def ingest(self, record: MemoryRecord) -> None:
+        """Add a rung-0 record made by :func:`rung0_record` (embedding of its text)."""
+        if record.entry_ids[0] in self.entries:
+            return
+        self._put(replace(record, embedding=None), "working")
+        self.text_of[record.record_id] = record.text
+
+    def apply(self, change: FadeChange) -> None:
+        """Apply one fade event: drop its sources (and the record's old self), put the
+        record in its tier."""
+        rid = change.record.record_id
+        previous_vector = self.vector_of.get(rid)
+        previous_text = self.text_of.get(rid)
+        if previous_vector is None and previous_text is None and change.sources:
+            src = change.sources[0]
+            previous_vector = self.vector_of.get(src)
+            previous_text = self.text_of.get(src)
+        for old in {*change.sources, rid}:
+            self._drop(old)
+        self._put(change.record, change.tier)
+        if change.embedding == "kept" and previous_vector is not None:
+            self.vector_of[rid] = previous_vector
+        elif change.embedding == "kept" and previous_text is not None:
+            self.text_of[rid] = previous_text
+        else:  # "text", or "kept" whose source is unknown here: embed this text
+            self.text_of[rid] = change.record.text
+        self.applied += 1
+
+    def pending_texts(self) -> dict[int, str]:
+        """Record id -> text still to embed."""
+        return dict(self.text_of)
+
+    def records_of(self, tier: TierName, vectors: Mapping[int, np.ndarray]) -> list[MemoryRecord]:
+        """The records of ``tier``, each with its embedding (known or from ``vectors``).
+
+        Raises:
+            KeyError: a pending record has no vector in ``vectors``.
+        """
+        out = []
+        for rid, record in self.records.items():
+            if self.tier[rid] != tier:
+                continue
+            vector = self.vector_of.get(rid)
+            if vector is None:
+                vector = vectors[rid]
+            record.embedding = np.asarray(vector, dtype=np.float32)
+            out.append(record)
+        return out
+
+    def _put(self, record: MemoryRecord, tier: TierName) -> None:
+        rid = record.record_id
+        self.records[rid] = record
+        self.tier[rid] = tier
+        for entry in record.entry_ids:
+            self.entries[entry] = rid
+        if rid >= self.next_extra_id:
+            self.next_extra_id = rid + 1
+
+    def _drop(self, rid: int) -> None:
+        record = self.records.pop(rid, None)
+        self.tier.pop(rid, None)
+        self.vector_of.pop(rid, None)
+        self.text_of.pop(rid, None)
+        if record is not None:
+            for entry in record.entry_ids:
+                if self.entries.get(entry) == rid:
+                    del self.entries[entry]
+
+
+# ------------------------------------------------------------------ restoring
+
+#: On load, perceived events are replayed from this many entries before the
+#: snapshot's ``covered_id``: an event appended just before a snapshot may have been
+#: ingested just after it (append and ingest are two awaits). Already-known entries
+#: are skipped, so the overlap costs a few reads, never a duplicate.
+REPLAY_SLACK = 1024
+
+
+@dataclass(slots=True)
+class Restored:
+    """An agent's tiers as read back: what :func:`restore` hands to ``AgentMemory.open``.
+
+    Attributes:
+        working: working records, with embeddings.
+        longterm: the long-term tier, ready.
+        entries: entry id -> record id, for every entry the agent ever ingested.
+        next_extra_id: first free id for ``next_record_id``.
+        counters: the fade counters of the snapshot ({} after a full rebuild).
+        source: ``"snapshot"`` (plus replay of the events after it) or ``"rebuild"``.
+        reason: why the snapshot was not used (None if it was).
+        replayed: events applied on top of the snapshot (or of nothing).
+    """
+
+    working: list[MemoryRecord]
+    longterm: LongTermTier
+    entries: dict[int, int]
+    next_extra_id: int
+    counters: dict[str, Any]
+    source: Literal["snapshot", "rebuild"]
+    reason: str | None
+    replayed: int
+
+
+def _unusable(snap: Snapshot | None, memory: AgentMemory, last_id: int) -> str | None:
+    if snap is None:
+        return "no snapshot"
+    if snap.agent != memory.agent:
+        return f"snapshot belongs to {snap.agent!r}"
+    if snap.embedder != memory.embedder.name or snap.dim != memory.dim:
+        return f"snapshot vectors are from {snap.embedder!r} ({snap.dim}-d)"
+    if snap.covered_id > last_id:
+        return f"snapshot covers entry {snap.covered_id}, the substrate ends at {last_id}"
+    return None
+
+
+async def restore(memory: AgentMemory) -> Restored:
+    """Load ``memory``'s snapshot and replay the substrate after it, or rebuild.
+
+    A snapshot that is missing, unreadable, another agent's, from another embedder or
+    newer than the substrate is not used: both tiers are rebuilt from the whole
+    substrate (fade events, plus perceived events when ``memory.perceive`` is set).
+    """
+    offload = memory.offloader.run
+    snap: Snapshot | None = None
+    reason: str | None = None
+    try:
+        snap = await offload(read_snapshot, memory.directory)
+    except SnapshotError as exc:  # a damaged cache: the substrate still has everything
+        reason = str(exc)
+    if reason is None:
+        reason = _unusable(snap, memory, int(memory.substrate.last_id))
+    state = ReplayState(memory.agent)
+    if reason is None and snap is not None:
+        longterm = await offload(functools.partial(
+            LongTermTier.restore, dim=memory.dim, params=memory.longterm.params,
+            records=snap.longterm, index=snap.index, record_ids=snap.record_ids,
+            labels=snap.labels, next_label=snap.next_label))
+        state.seed(snap.working, "working")
+        state.seed(longterm.records(), "longterm")
+        state.next_extra_id = max(state.next_extra_id, snap.next_extra_id)
+        fade_since, perceive_since = snap.covered_id, max(0, snap.covered_id - REPLAY_SLACK)
+        counters = snap.counters
+    else:
+        log.info("%s: rebuilding memory from the substrate (%s)", memory.agent, reason)
+        longterm = LongTermTier(dim=memory.dim, params=memory.longterm.params)
+        fade_since = perceive_since = 0
+        counters = {}
+    if memory.perceive is not None:
+        events = await memory.substrate.scan(since_id=perceive_since)
+    else:
+        events = await memory.substrate.scan(agent=memory.agent, kind=FADE_KIND,
+                                             since_id=fade_since)
+    replayed = await _replay(memory, state, events, fade_since)
+    vectors = await _embed_pending(memory, state)
+    working = state.records_of("working", vectors)
+    await offload(_sync_longterm, longterm, state.records_of("longterm", vectors))
+    return Restored(working, longterm, dict(state.entries), state.next_extra_id, counters,
+                    "snapshot" if reason is None else "rebuild", reason, replayed)
+
+
+async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any],
+                  fade_since: int) -> int:
+    """Feed ``events`` (id order) to ``state``; return how many changed it."""
+    perceived: dict[int, Perception] = {}
+    if memory.perceive is not None:
+        for event, perception in memory.perceive(events):
+            if not state.knows_entry(int(event.entry_id)):
+                perceived[int(event.entry_id)] = perception
+    by_id = {int(e.entry_id): e for e in events}
+    texts = {eid: format_raw(p.speaker or by_id[eid].agent, by_id[eid].content)
+             for eid, p in perceived.items()}
+    order = sorted(texts)
+    counts = dict(zip(order, await memory.offloader.run(
+        memory.tokenizer.count_many, [texts[e] for e in order]), strict=True))
+    changed = 0
+    for event in sorted(events, key=lambda e: e.entry_id):
+        eid = int(event.entry_id)
+        if event.kind == FADE_KIND and event.agent == memory.agent:
+            if eid > fade_since:
+                state.apply(parse_fade_event(event))
+                changed += 1
+        elif eid in perceived and not state.knows_entry(eid):
+            p = perceived[eid]
+            state.ingest(rung0_record(
+                memory.agent, event, text=texts[eid], tokens=counts[eid],
+                speaker=p.speaker or event.agent, emotional_weight=p.emotional_weight,
+                tags=p.tags, private=p.private))
+            changed += 1
+    return changed
+
+
+async def _embed_pending(memory: AgentMemory, state: ReplayState) -> dict[int, np.ndarray]:
+    pending = state.pending_texts()
+    if not pending:
+        return {}
+    ids = list(pending)
+    vectors = await memory.offloader.run(memory.embedder.embed, [pending[i] for i in ids])
+    return {rid: np.asarray(v, dtype=np.float32) for rid, v in zip(ids, vectors, strict=True)}
+
+
+def _sync_longterm(tier: LongTermTier, records: list[MemoryRecord]) -> None:
+    """Make ``tier`` hold exactly ``records`` (unchanged objects are left alone)."""
+    wanted = {r.record_id: r for r in records}
+    for record in list(tier.records()):
+        if record.record_id not in wanted:
+            tier.remove(record.record_id)
+    new = []
+    for rid, record in wanted.items():
+        current = tier.get(rid)
+        if current is None:
+            new.append(record)
+        elif current is not record:
+            tier.replace(record)
+    tier.add(new)

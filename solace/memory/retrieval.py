@@ -1,0 +1,268 @@
+"""Retrieval: query both tiers in parallel and merge them on one composite score.
+
+The two tiers are complementary indices, not primary-and-cache (seed 002,
+"Retrieval"): working answers exactly over a few records, long-term answers by
+embedding similarity over many. Both are scored on the same axes —
+
+* relevance: cosine similarity of the query and the record's embedding;
+* lexical: BM25 of the query over the record's text, divided by the query's BM25
+  ceiling so it lies in [0, 1] (names, numbers and dates that embeddings blur);
+* recency: ``0.5 ** (age / half_life)`` of the newest event the record stands for;
+* emotion: the record's emotional weight (Mood's, 0..1);
+* tags: the share of the query's tags the record carries —
+
+each multiplied by the asking agent's :class:`~solace.config.RetrievalWeights`. The
+order is by total score, then working before long-term, then newer, then record id,
+so equal scores never reorder between runs.
+
+A rung-3 long-term record is an embedding and tags; it is scored lexically, and
+injected, in its rehydrated form (the text it would have at ``inject_rung``, rebuilt
+from its substrate events), and a hit costs the tokens of that form.
+
+The scoring functions are pure numpy over arrays; each agent's
+:class:`~solace.memory.candidates.Retriever` gathers its candidates (working in
+place, long-term search through the Offloader) and :func:`recall` runs the asker's
+and any read-through peers' in one trio nursery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import trio
+
+from solace.config import RetrievalWeights
+from solace.memory.record import Hit, MemoryRecord, ScoreParts, Tier
+
+__all__ = [
+    "PART_NAMES",
+    "Candidate",
+    "EventReader",
+    "Gatherer",
+    "composite_parts",
+    "rank_order",
+    "recall",
+    "recency_scores",
+    "select",
+    "tag_match_scores",
+]
+
+PART_NAMES = ("relevance", "lexical", "recency", "emotion", "tags")
+
+
+class EventReader(Protocol):
+    """Reads substrate events by id, many per call (one worker thread per call)."""
+
+    async def get_many(self, entry_ids: Sequence[int]) -> list[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Something recall may return: a record, or one event of a multi-event record.
+
+    Attributes:
+        record: the record it comes from (a unit's owning record).
+        tier: the record's tier. owner: the agent whose memory holds the record.
+        dense: cosine similarity of the query and the record's embedding.
+        lexical: BM25 of the query over ``text``'s index, divided by the query's
+            ceiling in that index (0..1).
+        text: the injected form. tokens: its cost.
+        entry_ids: the events the injected text stands for.
+        unit: one event of a multi-event record, in its own rung-1 form (names and
+            dates resolved) — injected detail under a summary.
+    """
+
+    record: MemoryRecord
+    tier: Tier
+    owner: str
+    dense: float
+    lexical: float
+    text: str
+    tokens: int
+    entry_ids: tuple[int, ...]
+    unit: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """Its text carries its events in full detail (one event: a unit or a rung-0 turn)."""
+        return len(self.entry_ids) == 1
+
+
+class Gatherer(Protocol):
+    """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`)."""
+
+    @property
+    def agent(self) -> str: ...
+
+    async def gather(
+        self, query: str, vector: np.ndarray, *, include_private: bool
+    ) -> list[Candidate]: ...
+
+
+# ------------------------------------------------------------------ pure scoring
+
+
+def recency_scores(event_ts: np.ndarray, now: float, half_life_hours: float) -> np.ndarray:
+    """``0.5 ** (age_hours / half_life_hours)``; records from the future count as new."""
+    age_hours = np.maximum(now - np.asarray(event_ts, dtype=np.float64), 0.0) / 3600.0
+    return np.power(0.5, age_hours / half_life_hours)
+
+
+def tag_match_scores(
+    record_tags: Sequence[Sequence[str]], query_tags: Sequence[str]
+) -> np.ndarray:
+    """Share of ``query_tags`` each record carries (0 for every record if there are none)."""
+    wanted = {t.casefold() for t in query_tags}
+    if not wanted:
+        return np.zeros(len(record_tags))
+    return np.array(
+        [len(wanted & {t.casefold() for t in tags}) / len(wanted) for tags in record_tags],
+        dtype=np.float64,
+    )
+
+
+def composite_parts(
+    dense: np.ndarray,
+    lexical: np.ndarray,
+    recency: np.ndarray,
+    emotion: np.ndarray,
+    tags: np.ndarray,
+    weights: RetrievalWeights,
+) -> np.ndarray:
+    """The weighted parts, shape ``(n, 5)`` in :data:`PART_NAMES` order; rows sum to the score."""
+    w = np.array(
+        [weights.relevance, weights.lexical, weights.recency, weights.emotion, weights.tags]
+    )
+    raw = np.stack(
+        [np.asarray(a, dtype=np.float64) for a in (dense, lexical, recency, emotion, tags)],
+        axis=1,
+    ) if len(dense) else np.zeros((0, 5))
+    return raw * w
+
+
+def rank_order(
+    totals: np.ndarray, tiers: Sequence[str], event_ts: np.ndarray, record_ids: Sequence[int]
+) -> np.ndarray:
+    """Indices best first: total desc, working before long-term, newer first, id asc."""
+    if len(totals) == 0:
+        return np.zeros(0, dtype=np.int64)
+    tier_key = np.array([0 if t == "working" else 1 for t in tiers])
+    # np.lexsort sorts by the last key first.
+    return np.lexsort(
+        (np.asarray(record_ids), -np.asarray(event_ts, dtype=np.float64), tier_key, -totals)
+    )
+
+
+def select(
+    order: np.ndarray, entry_ids: Sequence[tuple[int, ...]], exact: Sequence[bool], k: int
+) -> list[int]:
+    """The first ``k`` indices of ``order`` that add something.
+
+    A hit that carries one event in full (``exact``) is skipped if that event was
+    already carried in full by a better hit (the same event seen by two agents); a
+    summary of several events is skipped if every one of its events is already
+    covered, in full or by another summary. So detail may follow a summary of the same
+    events, but nothing is injected twice.
+    """
+    chosen: list[int] = []
+    in_full: set[int] = set()
+    covered: set[int] = set()
+    for i in order:
+        index = int(i)
+        ids = entry_ids[index]
+        if exact[index]:
+            if in_full.issuperset(ids):
+                continue
+            in_full.update(ids)
+        elif covered.issuperset(ids):
+            continue
+        chosen.append(index)
+        covered.update(ids)
+        if len(chosen) >= k:
+            break
+    return chosen
+
+
+# ---------------------------------------------------------------- the merge
+
+
+async def recall(
+    asker: Gatherer,
+    query: str,
+    k: int,
+    *,
+    vector: np.ndarray,
+    weights: RetrievalWeights,
+    half_life_hours: float,
+    now: float,
+    peers: Sequence[Gatherer] = (),
+    query_tags: Sequence[str] = (),
+) -> list[Hit]:
+    """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
+
+    Every retriever is queried in parallel (one trio nursery; long-term searches run
+    in worker threads). Peers never offer private records, and their hits carry
+    ``owner``; a peer's candidate standing only for events among the asker's own
+    candidates is dropped (the asker's own record of an event wins). Otherwise a hit
+    adding nothing to better hits is skipped (see :func:`select`), so the same event
+    is injected once.
+
+    Returns:
+        At most ``k`` hits, best first (see :func:`rank_order`).
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    results: dict[int, list[Candidate]] = {}
+    sides = [asker, *peers]
+
+    async def run(i: int, side: Gatherer) -> None:
+        results[i] = await side.gather(query, vector, include_private=(i == 0))
+
+    async with trio.open_nursery() as nursery:
+        for i, side in enumerate(sides):
+            nursery.start_soon(run, i, side)
+    # An event the asker holds itself comes from its own memory (its own record can
+    # be rehydrated as a cue, and needs no attribution); peers add only what it lacks.
+    own = results[0]
+    own_events = {e for c in own for e in c.entry_ids}
+    candidates = own + [
+        c for i in range(1, len(sides)) for c in results[i]
+        if not own_events.issuperset(c.entry_ids)
+    ]
+    if not candidates:
+        return []
+    lexical = np.array([c.lexical for c in candidates], dtype=np.float64)
+    event_ts = np.array([c.record.event_ts for c in candidates])
+    parts = composite_parts(
+        np.array([c.dense for c in candidates]),
+        lexical,
+        recency_scores(event_ts, now, half_life_hours),
+        np.array([c.record.emotional_weight for c in candidates]),
+        tag_match_scores([c.record.tags for c in candidates], query_tags),
+        weights,
+    )
+    totals = parts.sum(axis=1)
+    order = rank_order(
+        totals, [c.tier for c in candidates], event_ts, [c.record.record_id for c in candidates]
+    )
+    chosen = select(order, [c.entry_ids for c in candidates], [c.exact for c in candidates], k)
+    asking = asker.agent
+    return [
+        Hit(
+            record_id=c.record.record_id,
+            agent=asking,
+            tier=c.tier,
+            rung=c.record.rung,
+            text=c.text,
+            tokens=c.tokens,
+            entry_ids=c.entry_ids,
+            score=float(totals[i]),
+            parts=ScoreParts(*(float(x) for x in parts[i])),
+            owner=None if c.owner == asking else c.owner,
+        )
+        for i, c in ((i, candidates[i]) for i in chosen)
+    ]
+

@@ -1,0 +1,485 @@
+"""The runtime: one substrate, one set of models, five actors, one task tree.
+
+``async with open_runtime(home) as rt`` opens the home's substrate (with the
+configured fsync and key settings), builds the models once, opens each actor's
+memory (loading its snapshot or rebuilding it from the substrate), warms each agent
+up from its long-term tail, and starts the actors in one nursery: each actor's own
+nursery owns its inbox, its reasoning loop and its memory's fade coroutine. Leaving
+the block (or SIGINT/SIGTERM in ``solace run``) cancels the actors, then — shielded
+from cancellation — snapshots every memory and closes the substrate, which flushes
+it. A crash loses nothing acknowledged: the substrate is the truth, and the tiers
+are rebuilt from it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trio
+
+from solace.actors.base import Actor
+from solace.actors.main_actor import SYSTEM_PROMPT, MainActor, UserLine
+from solace.actors.mood import MoodActor
+from solace.actors.mouth import Mouth, Speech
+from solace.actors.routing import (
+    ACTOR_KINDS,
+    ACTORS,
+    MOOD_KIND,
+    Annotation,
+    annotation_attrs,
+    perceive,
+    perceptions_for,
+)
+from solace.actors.session import MainSession
+from solace.actors.supervisor import Supervisor
+from solace.actors.timekeeper import TimeActor
+from solace.clock import Clock, WallClock, to_epoch
+from solace.config import Config, FadeWeights, RetrievalWeights
+from solace.home import Home
+from solace.memory.candidates import Retriever
+from solace.memory.rebuild import FADE_KIND
+from solace.memory.record import Hit
+from solace.memory.retrieval import recall
+from solace.offload import Offloader
+from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
+
+__all__ = ["FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime"]
+
+log = logging.getLogger(__name__)
+
+_ACTOR_CLASSES: Mapping[str, type[Actor]] = {
+    "Supervisor": Supervisor,
+    "Main": MainActor,
+    "Mood": MoodActor,
+    "Time": TimeActor,
+    "Mouth": Mouth,
+}
+_LISTENER_BUFFER = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One event for :meth:`Runtime.observe_many` (fields as in ``Actor.observe``)."""
+
+    text: str
+    speaker: str
+    kind: str = "message"
+    at: float | datetime | None = None
+    attrs: Mapping[str, str] | None = None
+
+
+class Runtime:
+    """A running Solace: use :func:`open_runtime` to get one.
+
+    Attributes:
+        config, clock, home: as opened.
+        substrate: the trio substrate wrapper (the truth).
+        embedder, tokenizer, llm, guard, offloader, ladder: built once, shared.
+        memories: agent name -> ``AgentMemory``.
+        conversations: the conversation layer (``rt.conversations``).
+        session: Main's session of it (user lines, context stack, tools).
+        last_event_ts: time of the newest event not written by Time.
+    """
+
+    def __init__(self, **parts: Any) -> None:
+        self.config: Config = parts["config"]
+        self.clock: Clock = parts["clock"]
+        self.home: Home = parts["home"]
+        self.substrate = parts["substrate"]
+        self.embedder = parts["embedder"]
+        self.tokenizer = parts["tokenizer"]
+        self.llm = parts["llm"]
+        self.guard = parts["guard"]
+        self.offloader: Offloader = parts["offloader"]
+        self.ladder = parts["ladder"]
+        self.memories: dict[str, Any] = parts["memories"]
+        self.conversations: Any = None
+        self.session: MainSession | None = None
+        self.last_event_ts: float | None = None
+        self.actors: dict[str, Actor] = {}
+        self._listeners: list[trio.MemorySendChannel[Speech]] = []
+        self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
+
+    # -------------------------------------------------------------- actors
+
+    def agent(self, name: str) -> Actor:
+        """The actor called ``name`` (Supervisor, Main, Mood, Time, Mouth).
+
+        Raises:
+            KeyError: naming the known agents.
+        """
+        try:
+            return self.actors[name]
+        except KeyError:
+            raise KeyError(f"unknown agent {name!r} (agents are {', '.join(ACTORS)})") from None
+
+    actor = agent
+
+    # ------------------------------------------------------------- events
+
+    def event(self, entry_id: int) -> Any:
+        """The substrate event ``entry_id`` (attrs exactly as given to ``observe``).
+
+        A single authenticated read; fine on the event loop.
+        """
+        return self.substrate.sync.get(entry_id)
+
+    async def observe(
+        self,
+        text: str,
+        *,
+        author: str,
+        kind: str = "message",
+        at: float | datetime | None = None,
+        attrs: Mapping[str, str] | None = None,
+        emotional_weight: float | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> int:
+        """Append one event and deliver it (see ``Actor.observe``); returns its id."""
+        if emotional_weight is not None and not 0.0 <= emotional_weight <= 1.0:
+            raise ValueError(f"emotional_weight must be within [0, 1], got {emotional_weight!r}")
+        ts = self._timestamp(at)
+        attrs_copy = dict(attrs) if attrs is not None else None
+        annotation = None
+        if emotional_weight is None and not tags:
+            entry_id = await self.substrate.append(author, kind, text, attrs=attrs_copy, ts=ts)
+        else:
+            # The override goes in the same atomic write, right after its event.
+            annotation = Annotation(emotional_weight, tuple(tags))
+            entry_id, _ = await self.substrate.append_many([
+                (author, kind, text, attrs_copy, ts),
+                ("Mood", MOOD_KIND, "", annotation_attrs(emotional_weight, tuple(tags)), ts),
+            ])
+        event = self._event(entry_id, ts, author, kind, text, attrs_copy)
+        await self.deliver(event, annotation)
+        return entry_id
+
+    async def observe_many(self, items: Sequence[Observation]) -> list[int]:
+        """Append many events with one write and deliver them in batches per agent.
+
+        Equivalent to calling :meth:`observe` for each item in order (same events, same
+        records), but with one substrate write and one embedding call per agent. For
+        replays and imports.
+        """
+        stamped = [(item, self._timestamp(item.at)) for item in items]
+        rows = [
+            (item.speaker, item.kind, item.text, dict(item.attrs) if item.attrs else None, ts)
+            for item, ts in stamped
+        ]
+        ids = await self.substrate.append_many(rows)
+        events = [
+            self._event(eid, ts, item.speaker, item.kind, item.text, row[3])
+            for eid, (item, ts), row in zip(ids, stamped, rows, strict=True)
+        ]
+        per_agent: dict[str, list[tuple[Any, Any]]] = {}
+        for event in events:
+            for p in perceive(event):
+                per_agent.setdefault(p.agent, []).append((event, p))
+            self._note(event)
+        for agent, batch in per_agent.items():
+            records = await self.memories[agent].ingest_many(
+                [e for e, _ in batch],
+                speakers=[p.speaker for _, p in batch],
+                emotional_weights=[p.emotional_weight for _, p in batch],
+                tags=[p.tags for _, p in batch],
+                private=[p.private for _, p in batch],
+            )
+            self._keep_vectors(records)
+        return ids
+
+    async def deliver(self, event: Any, annotation: Annotation | None = None) -> None:
+        """Give ``event`` to every agent that perceives it (one record each)."""
+        for p in perceive(event, annotation):
+            record = await self.memories[p.agent].ingest(
+                event, speaker=p.speaker, emotional_weight=p.emotional_weight, tags=p.tags,
+                private=p.private,
+            )
+            self._keep_vectors([record])
+        self._note(event)
+
+    def _keep_vectors(self, records: Sequence[Any]) -> None:
+        # A rung-0 record's embedding is its event's: kept so retrieval can rank the
+        # events of a faded episode without embedding them again.
+        for record in records:
+            if record.embedding is not None:
+                self.event_vectors.setdefault(record.record_id, record.embedding)
+
+    def _note(self, event: Any) -> None:
+        if event.agent != "Time":
+            self.last_event_ts = event.ts
+        mood = self.actors.get("Mood")
+        if isinstance(mood, MoodActor) and event.kind in ("message", "speech") and event.content:
+            mood.notice(event.entry_id, event.content)
+
+    def _timestamp(self, at: float | datetime | None) -> float:
+        if at is None:
+            return self.clock.now()
+        ts = to_epoch(at)
+        observe = getattr(self.clock, "observe", None)
+        if observe is not None:
+            observe(ts)  # a ReplayClock follows the replayed dates
+        return ts
+
+    @staticmethod
+    def _event(entry_id: int, ts: float, agent: str, kind: str, content: str,
+               attrs: Mapping[str, str] | None) -> Any:
+        from substrate import Event
+
+        return Event(entry_id, ts, agent, kind, content, dict(attrs or {}))
+
+    # ------------------------------------------------------------- recall
+
+    async def recall(
+        self,
+        asker: Actor,
+        query: str,
+        k: int,
+        *,
+        read_through: bool | None = None,
+        tags: Sequence[str] = (),
+    ) -> list[Hit]:
+        """See ``Actor.recall``."""
+        if read_through is None:
+            read_through = self.config.runtime.read_through
+        vector = await self.embed_query(query)
+        peers = (
+            [self.actors[a].retriever for a in ACTORS if a != asker.name]
+            if read_through else []
+        )
+        agent_cfg = asker.memory.config
+        return await recall(
+            asker.retriever, query, k, vector=vector, weights=asker.retrieval_weights,
+            half_life_hours=agent_cfg.recency_half_life_hours, now=self.clock.now(),
+            peers=peers, query_tags=tuple(tags),
+        )
+
+    async def embed_query(self, query: str) -> np.ndarray:
+        """The query's embedding (computed off the event loop)."""
+        vectors = await self.offloader.run(self.embedder.embed, [query])
+        return np.asarray(vectors[0], dtype=np.float32)
+
+    # ------------------------------------------------------------ control
+
+    async def settle(self) -> None:
+        """Return once no agent has fade work pending at the clock's now (the agents
+        settle concurrently: one agent's compression overlaps another's embedding)."""
+        async with trio.open_nursery() as nursery:
+            for name in ACTORS:
+                nursery.start_soon(self.memories[name].settle)
+
+    def tune(
+        self,
+        agent: str,
+        *,
+        budget: int | None = None,
+        weights: FadeWeights | RetrievalWeights | None = None,
+    ) -> None:
+        """Retune an agent at run time: its working budget, fade or retrieval weights.
+
+        Raises:
+            KeyError: unknown agent. TypeError: weights of another type.
+        """
+        actor = self.agent(agent)
+        if isinstance(weights, RetrievalWeights):
+            actor.retrieval_weights = weights
+            weights = None
+        elif weights is not None and not isinstance(weights, FadeWeights):
+            raise TypeError(
+                f"weights must be FadeWeights or RetrievalWeights, got {type(weights).__name__}"
+            )
+        if budget is not None or weights is not None:
+            actor.memory.tune(budget_tokens=budget, weights=weights)
+
+    def hyperfocus(self, on: bool) -> None:
+        """Enter or leave Supervisor's hyperfocus (bigger budget, Time paused)."""
+        supervisor = self.agent("Supervisor")
+        assert isinstance(supervisor, Supervisor)
+        supervisor.set_hyperfocus(on)
+
+    async def ask(self, text: str) -> Speech:
+        """Send a user line to Main and wait for what Mouth says back."""
+        send, receive = trio.open_memory_channel[Speech](1)
+        async with receive:
+            await self.agent("Main").send(UserLine(text, send))
+            return await receive.receive()
+
+    def listen(self) -> trio.MemoryReceiveChannel[Speech]:
+        """A channel that receives every :class:`Speech` from now on (oldest dropped
+        if the listener falls more than a few hundred behind)."""
+        send, receive = trio.open_memory_channel[Speech](_LISTENER_BUFFER)
+        self._listeners.append(send)
+        return receive
+
+    async def publish(self, speech: Speech) -> None:
+        """Hand ``speech`` to every listener (called by Mouth)."""
+        for send in list(self._listeners):
+            try:
+                send.send_nowait(speech)
+            except trio.WouldBlock:
+                log.warning("a speech listener is not keeping up; one utterance skipped")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._listeners.remove(send)
+
+    def inspect(self, agent: str | None = None) -> dict[str, dict[str, object]]:
+        """Stats per agent (tiers, rungs, budgets, counters), for ``/inspect``."""
+        names = [agent] if agent else list(ACTORS)
+        return {name: self.agent(name).stats() for name in names}
+
+    def status(self) -> str:
+        """One line: records per agent, working tokens / budget, long-term size."""
+        parts = []
+        for name in ACTORS:
+            memory = self.memories[name]
+            parts.append(
+                f"{name} {memory.working.total_tokens}/{memory.working.budget_tokens}t "
+                f"w{len(memory.working)} lt{len(memory.longterm)}"
+            )
+        return "; ".join(parts)
+
+    async def _status_loop(self) -> None:
+        while True:
+            await trio.sleep(self.config.runtime.status_interval_seconds)
+            log.info("status: %s", self.status())
+
+    # -------------------------------------------------- conversation layer
+
+    async def conversation_command(self, line: str) -> str | None:
+        """A REPL conversation command (``/topics`` ...) against Main's session; None if
+        ``line`` is not one (or the layer is absent)."""
+        if self.session is None:
+            return None
+        return await self.session.command(line)
+
+    @property
+    def conversation_help(self) -> str:
+        """Help lines of the conversation commands ('' without the layer)."""
+        return self.session.help() if self.session is not None else ""
+
+
+# ------------------------------------------------------------------- opening
+
+
+@asynccontextmanager
+async def open_runtime(
+    home: str | Path,
+    config: Config | None = None,
+    *,
+    clock: Clock | None = None,
+    warm_up: bool = True,
+) -> AsyncIterator[Runtime]:
+    """Open a Solace runtime on ``home`` and run its five actors until the block exits.
+
+    Args:
+        home: the home directory (created if missing); see :class:`solace.home.Home`.
+        config: None for the embedded defaults.
+        clock: None for the wall clock; a :class:`~solace.clock.ReplayClock` follows the
+            ``at`` of observed events; a :class:`~solace.clock.TrioClock` in tests.
+        warm_up: rehydrate each agent's newest ``memory.warmup_records`` long-term
+            records into working at ``memory.warmup_rung`` after opening, so no agent
+            starts amnesic.
+
+    Yields:
+        The :class:`Runtime`, with every actor started.
+
+    Guarantees: on exit (normal, error or cancellation) every memory is snapshotted
+    and the substrate is closed (flushed) before this returns.
+    """
+    from solace.conversation import open_conversations
+    from solace.memory.agent_memory import AgentMemory
+    from solace.memory.ladder import Ladder, rehydrate_text
+    from solace.models import Guard, GuardPolicy, build_embedder, build_llm, build_tokenizer
+    from substrate import KeySource
+    from substrate.aio import open_trio_substrate
+
+    config = config if config is not None else Config()
+    clock = clock if clock is not None else WallClock()
+    where = Home.at(home, config)
+    offloader = Offloader(config.runtime.blocking_threads)
+    embedder = SharedEmbedder(build_embedder(config.models))
+    tokenizer = build_tokenizer(config.models)
+    llm = build_llm(config.models)
+    guard = Guard(GuardPolicy(keep_share=config.memory.guard_keep_share), tokenizer)
+    ladder = Ladder(
+        tokenizer=tokenizer, embedder=embedder, config=config.memory,
+        llm=llm if config.memory.compression == "llm" else None, guard=guard,
+    )
+    sub_cfg = config.substrate
+    substrate = await open_trio_substrate(
+        where.substrate_dir,
+        fsync=sub_cfg.fsync,
+        batch_interval_ms=sub_cfg.batch_interval_ms,
+        batch_max_events=sub_cfg.batch_max_events,
+        key_source=KeySource(key_file=where.key_file, env_var=sub_cfg.key_env or None),
+        extra_kinds=extra_kinds(config),
+        segment_bytes=sub_cfg.segment_mib << 20,
+    )
+    memories: dict[str, Any] = {}
+    try:
+        for name in ACTORS:
+            memories[name] = await AgentMemory.open(
+                name, config=config.agent(name), memory_config=config.memory,
+                directory=where.agent_dir(name), substrate=substrate, ladder=ladder,
+                embedder=embedder, tokenizer=tokenizer, offloader=offloader, clock=clock,
+                perceive=functools.partial(perceptions_for, name),
+            )
+        rt = Runtime(
+            config=config, clock=clock, home=where, substrate=substrate, embedder=embedder,
+            tokenizer=tokenizer, llm=llm, guard=guard, offloader=offloader, ladder=ladder,
+            memories=memories,
+        )
+        rt.conversations = await open_conversations(
+            substrate=substrate, config=config.conversation, llm=llm, embedder=embedder,
+            tokenizer=tokenizer, guard=guard, offloader=offloader, clock=clock,
+            working_memory=lambda: rt.session.working_memory if rt.session else "",
+        )
+        rt.session = MainSession(rt.conversations, rt, SYSTEM_PROMPT)
+        reader = EventReader(substrate, offloader)
+        for name in ACTORS:
+            retriever = Retriever(
+                memories[name], tokenizer=tokenizer, offloader=offloader, events=reader,
+                rehydrate=functools.partial(rehydrate_for, rehydrate_text, tokenizer,
+                                            config.memory),
+                inject_rung=config.runtime.inject_rung,
+                candidates=config.runtime.recall_candidates,
+                vectors=rt.event_vectors, embed=embedder.embed, unit_form=resolved_turn,
+            )
+            rt.actors[name] = _ACTOR_CLASSES[name](name, rt, memories[name], retriever)
+        if warm_up and config.memory.warmup_records:
+            for name in ACTORS:
+                if len(memories[name].longterm):
+                    await memories[name].warm_up(
+                        config.memory.warmup_records, config.memory.warmup_rung
+                    )
+        async with trio.open_nursery() as nursery:
+            for name in ACTORS:
+                await nursery.start(rt.actors[name].run)
+            await nursery.start(rt.conversations.run)
+            nursery.start_soon(rt._status_loop)
+            try:
+                yield rt
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            try:
+                for memory in memories.values():
+                    await memory.snapshot()
+            finally:
+                await substrate.aclose()
+
+
+def extra_kinds(config: Config) -> tuple[str, ...]:
+    """Every event kind the runtime's substrate must accept beyond the built-in eight."""
+    from solace.conversation.events import CONVERSATION_KINDS
+
+    kinds = [*config.substrate.extra_kinds, FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS]
+    return tuple(dict.fromkeys(kinds))
+

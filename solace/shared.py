@@ -1,0 +1,100 @@
+"""Plumbing the runtime shares between its parts: one embedding cache, batched reads.
+
+Kept apart from :mod:`solace.runtime` so that file stays about the task tree.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from solace.actors.routing import speaker_of
+from solace.offload import Offloader
+
+__all__ = ["EventReader", "SharedEmbedder", "rehydrate_for", "resolved_turn"]
+
+
+def rehydrate_for(
+    rehydrate_text: Any, tokenizer: Any, config: Any, events: Sequence[Any], rung: int
+) -> str:
+    """The ladder's ``rehydrate_text`` over ``events`` with their speakers as routing
+    names them (a message the conversation layer logged for the user is the user's)."""
+    from substrate import Event
+
+    named = [
+        e if speaker_of(e) == e.agent
+        else Event(e.entry_id, e.ts, speaker_of(e), e.kind, e.content, e.attrs)
+        for e in events
+    ]
+    return str(rehydrate_text(named, rung, tokenizer=tokenizer, config=config))
+
+
+class EventReader:
+    """Reads many substrate events in one worker-thread call (rehydration reads)."""
+
+    def __init__(self, substrate: Any, offloader: Offloader) -> None:
+        self._substrate = substrate
+        self._offloader = offloader
+
+    async def get_many(self, entry_ids: Sequence[int]) -> list[Any]:
+        get = self._substrate.sync.get
+        return await self._offloader.run(lambda: [get(int(e)) for e in entry_ids])
+
+
+
+class SharedEmbedder:
+    """An embedder that remembers its most recent texts' vectors.
+
+    Two agents at one event each embed the same record text (``"Speaker: content"``);
+    with this in front of the model the second is a lookup, which halves the
+    embedding work of a replay. Vectors are returned as the model made them.
+    Thread-safe (embedding runs in worker threads).
+    """
+
+    def __init__(self, inner: Any, capacity: int = 4096) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.capacity = capacity
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            vectors = self.inner.embed(missing)
+            fresh = dict(zip(missing, vectors, strict=True))
+            with self._lock:
+                for text, vector in fresh.items():
+                    self._cache[text] = vector
+                while len(self._cache) > self.capacity:
+                    del self._cache[next(iter(self._cache))]
+                self.misses += len(missing)
+            found.update(fresh)
+        with self._lock:
+            self.hits += len(texts) - len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+
+def resolved_turn(event: Any) -> str:
+    """One event as a self-contained line: ``"Speaker: content"`` with relative dates
+    ("yesterday", "last week") rewritten as the dates they meant when it was said.
+
+    Every word of the utterance is kept (unlike the ladder's rung-1 key sentences),
+    so detail is not lost; only what would be wrong out of context is fixed.
+    """
+    from solace.memory.ladder import format_raw, resolve_relative_dates
+
+    return format_raw(speaker_of(event), resolve_relative_dates(event.content, event.ts))

@@ -1,0 +1,67 @@
+"""BM25 lexical index: names and numbers are found, updates are incremental."""
+
+from __future__ import annotations
+
+import pytest
+
+from solace.memory.lexical import LexicalIndex, content_words, stem, terms
+
+
+def test_stem_maps_inflections_to_one_key() -> None:
+    assert {stem(w) for w in ("hike", "hikes", "hiked", "hiking")} == {stem("hike")}
+    assert {stem(w) for w in ("paint", "painted", "painting", "paints")} == {"paint"}
+    assert stem("class") == stem("classes") == "class"
+    assert stem("2023") == "2023"
+
+
+def test_content_words_drop_stop_words_and_punctuation() -> None:
+    assert content_words("When did Caroline go to the LGBTQ support group?") == [
+        "caroline", "go", "lgbtq", "support", "group",
+    ]
+    assert content_words("Caroline’s dog") == ["caroline", "dog"]  # curly apostrophe
+    assert terms("") == []
+
+
+def test_bm25_finds_the_document_with_the_rare_name_and_number() -> None:
+    index = LexicalIndex()
+    index.add(1, "Melanie: I went camping with the kids last weekend.")
+    index.add(2, "Caroline: I moved from Sweden 4 years ago.")
+    index.add(3, "Melanie: The kids loved the camping trip and the marshmallows.")
+    scores = index.scores("How many years ago did Caroline move from Sweden?")
+    assert max(scores, key=scores.__getitem__) == 2
+    assert 1 not in scores and 3 not in scores  # no shared term, no score
+
+
+def test_bm25_scores_lie_below_the_query_ceiling() -> None:
+    index = LexicalIndex()
+    for i, text in enumerate(["pottery class pottery", "pottery", "a class on pottery"]):
+        index.add(i, text)
+    ceiling = index.ceiling("pottery class")
+    assert ceiling > 0
+    assert all(0 < s < ceiling for s in index.scores("pottery class").values())
+    assert index.ceiling("unknown words") == 0.0
+
+
+def test_replace_and_remove_update_postings() -> None:
+    index = LexicalIndex()
+    index.add(7, "Caroline adopted a puppy")
+    index.add(7, "Caroline painted a sunrise")  # replaces
+    assert 7 not in index.scores("puppy")
+    assert 7 in index.scores("sunrise")
+    index.remove(7)
+    assert len(index) == 0 and index.scores("sunrise") == {}
+    index.remove(7)  # no-op
+
+
+def test_sync_makes_the_index_hold_exactly_the_given_documents() -> None:
+    index = LexicalIndex()
+    index.sync({1: "alpha beta", 2: "beta gamma"})
+    index.sync({2: "gamma delta", 3: "alpha"})
+    assert sorted(index.ids()) == [2, 3]
+    assert set(index.scores("alpha")) == {3}
+    assert index.text(2) == "gamma delta"
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(ValueError, match="k1"):
+        LexicalIndex(k1=-1)

@@ -1,0 +1,54 @@
+"""The composite score and the merge order, as pure functions over arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solace.config import RetrievalWeights
+from solace.memory.retrieval import (
+    composite_parts,
+    rank_order,
+    recency_scores,
+    select,
+    tag_match_scores,
+)
+
+
+def test_recency_halves_every_half_life_and_future_counts_as_new() -> None:
+    now = 1_000_000.0
+    scores = recency_scores(np.array([now, now - 72 * 3600, now - 144 * 3600, now + 60]), now, 72)
+    assert scores == pytest.approx([1.0, 0.5, 0.25, 1.0])
+
+
+def test_tag_match_is_the_share_of_query_tags_carried() -> None:
+    scores = tag_match_scores([("joy", "pride"), ("fear",), ()], ["Joy", "fear"])
+    assert scores.tolist() == [0.5, 0.5, 0.0]
+    assert tag_match_scores([("joy",)], []).tolist() == [0.0]
+
+
+def test_parts_are_weighted_and_sum_to_the_score() -> None:
+    weights = RetrievalWeights(relevance=1.0, lexical=0.5, recency=0.2, emotion=0.1, tags=0.4)
+    parts = composite_parts(
+        np.array([0.8]), np.array([0.6]), np.array([0.5]), np.array([1.0]), np.array([1.0]),
+        weights,
+    )
+    assert parts[0].tolist() == pytest.approx([0.8, 0.3, 0.1, 0.1, 0.4])
+    assert composite_parts(*(np.zeros(0),) * 5, weights).shape == (0, 5)
+
+
+def test_merge_order_is_score_then_working_first_then_newer_then_id() -> None:
+    totals = np.array([0.5, 0.9, 0.5, 0.5, 0.5])
+    tiers = ["longterm", "longterm", "working", "longterm", "longterm"]
+    event_ts = np.array([10.0, 0.0, 5.0, 20.0, 20.0])
+    ids = [1, 2, 3, 5, 4]
+    assert rank_order(totals, tiers, event_ts, ids).tolist() == [1, 2, 4, 3, 0]
+
+
+def test_select_never_injects_an_event_twice_but_lets_detail_follow_a_summary() -> None:
+    entry_ids = [(1, 2), (2,), (3,), (1, 2, 3), (4,), (2,), (3, 4)]
+    exact = [len(e) == 1 for e in entry_ids]
+    # (2,) is detail under the summary (1, 2): kept; the second (2,) is a repeat: skipped;
+    # (1, 2, 3) and (3, 4) only cover events already covered: skipped.
+    assert select(np.arange(7), entry_ids, exact, k=10) == [0, 1, 2, 4]
+    assert select(np.arange(7), entry_ids, exact, k=2) == [0, 1]

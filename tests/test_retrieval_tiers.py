@@ -1,0 +1,129 @@
+"""recall: both tiers queried in parallel and merged on one composite score."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from solace import ReplayClock, open_runtime
+from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
+
+START = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
+
+LINES = [
+    ("Caroline", "I moved here from Sweden four years ago."),
+    ("Melanie", "My kids and I went camping at the lake last weekend."),
+    ("Caroline", "I started a pottery class with my friend Jolene."),
+    ("Melanie", "I painted a sunrise over the ocean for my living room."),
+    ("Caroline", "The adoption agency called me back about the interview."),
+    ("Melanie", "We finally bought a violin for my daughter."),
+    ("Caroline", "I ran a charity race for mental health on Saturday."),
+    ("Melanie", "The museum trip with the kids was wonderful."),
+]
+
+
+def config(budget: int = 40, merge: bool = False) -> Config:
+    small = AgentConfig(budget_tokens=budget)
+    return Config(
+        models=ModelsConfig(embedder="hashing", llm_backend="none"),
+        substrate=SubstrateConfig(fsync="never"),
+        # The hashing embedder knows no topics: let every close-in-time turn merge.
+        memory=MemoryConfig(episode_min_similarity=-1.0 if merge else 0.3),
+        agents={"Main": small, "Supervisor": small},
+    )
+
+
+async def fill(rt, clock: ReplayClock, lines=LINES) -> list[int]:  # type: ignore[no-untyped-def]
+    ids = []
+    for i, (speaker, text) in enumerate(lines):
+        ids.append(await rt.agent("Main").observe(
+            text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
+    await rt.settle()
+    return ids
+
+
+async def test_recall_merges_both_tiers_best_first_on_one_score(tmp_path: Path) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        await fill(rt, clock)
+        memory = rt.memories["Main"]
+        assert len(memory.working) and len(memory.longterm)  # both tiers hold records
+        hits = await rt.agent("Main").recall("Caroline Sweden pottery violin", k=20,
+                                             read_through=False)
+        assert {h.tier for h in hits} == {"working", "longterm"}
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        for hit in hits:
+            assert hit.score == pytest.approx(hit.parts.total)
+            assert hit.agent == "Main" and hit.owner is None
+        covered = [e for h in hits for e in h.entry_ids]
+        assert len(covered) == len(set(covered))  # no event injected twice
+
+
+async def test_lexical_match_finds_the_record_with_the_name(tmp_path: Path) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        ids = await fill(rt, clock)
+        (best, *_rest) = await rt.agent("Main").recall("Who is Jolene?", k=5, read_through=False)
+        assert ids[2] in best.entry_ids
+        assert best.parts.lexical > 0
+
+
+async def test_tier_queries_of_several_agents_run_concurrently(tmp_path: Path) -> None:
+    """Read-through queries every agent's long-term tier in worker threads at once:
+    each search waits at a barrier that only opens when both are in flight."""
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        await fill(rt, clock)
+        barrier = threading.Barrier(2, timeout=10)
+        for name in ("Main", "Supervisor"):
+            tier = rt.memories[name].longterm
+            assert len(tier)
+            original = tier.search
+
+            def waiting_search(vector, k, _original=original):  # type: ignore[no-untyped-def]
+                barrier.wait()  # BrokenBarrierError if the other search never comes
+                return _original(vector, k)
+
+            tier.search = waiting_search  # type: ignore[method-assign]
+        hits = await rt.agent("Main").recall("camping at the lake", k=5, read_through=True)
+        assert hits
+
+
+async def test_a_rung3_hit_is_injected_rehydrated_and_costs_its_tokens(tmp_path: Path) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        ids = await fill(rt, clock)
+        clock.advance(timedelta(days=10).total_seconds())  # past longterm_summary_hours
+        await rt.settle()
+        memory = rt.memories["Main"]
+        rung3 = [r for r in memory.longterm.records() if r.rung == 3]
+        assert rung3
+        target = next(r for r in rung3 if ids[0] in r.entry_ids)
+        hits = await rt.agent("Main").recall("Sweden four years ago", k=10, read_through=False)
+        hit = next(h for h in hits if h.record_id == target.record_id)
+        assert hit.rung == 3 and hit.tier == "longterm"
+        assert "Sweden" in hit.text and hit.text != target.text  # rehydrated, not the tags
+        assert hit.tokens == rt.tokenizer.count(hit.text)
+
+
+async def test_a_faded_episode_offers_its_events_as_units_with_dates_resolved(
+    tmp_path: Path,
+) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(merge=True), clock=clock) as rt:
+        ids = await fill(rt, clock)
+        memory = rt.memories["Main"]
+        episode = next(r for r in memory.longterm.records() if ids[1] in r.entry_ids)
+        assert len(episode.entry_ids) > 1  # merged while fading
+        hits = await rt.agent("Main").recall("When did Melanie go camping at the lake?", k=10,
+                                             read_through=False)
+        unit = next(h for h in hits if h.entry_ids == (ids[1],))
+        assert unit.record_id == episode.record_id and unit.tier == "longterm"
+        assert unit.text == (
+            "Melanie: My kids and I went camping at the lake the weekend before 8 May 2023."
+        )
+        assert unit.tokens == rt.tokenizer.count(unit.text)

@@ -1,0 +1,100 @@
+"""Shutdown snapshots and flushes; a restart brings every record back and warms up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from solace import ReplayClock, open_runtime
+from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
+
+START = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
+LINES = [
+    ("Caroline", "I moved here from Sweden four years ago."),
+    ("Melanie", "My kids and I went camping at the lake last weekend."),
+    ("Caroline", "I started a pottery class with my friend Jolene."),
+    ("Melanie", "I painted a sunrise over the ocean for my living room."),
+    ("Caroline", "The adoption agency called me back about the interview."),
+    ("Melanie", "We finally bought a violin for my daughter."),
+    ("Caroline", "I ran a charity race for mental health on Saturday."),
+    ("Melanie", "The museum trip with the kids was wonderful."),
+]
+
+
+def config(warmup: int = 2) -> Config:
+    small = AgentConfig(budget_tokens=40)
+    return Config(
+        models=ModelsConfig(embedder="hashing", llm_backend="none"),
+        substrate=SubstrateConfig(fsync="always"),
+        memory=MemoryConfig(warmup_records=warmup, warmup_rung=1),
+        agents={"Main": small, "Supervisor": small},
+    )
+
+
+def state(rt) -> dict:  # type: ignore[no-untyped-def]
+    out = {}
+    for name, memory in rt.memories.items():
+        for tier in ("working", "longterm"):
+            for r in getattr(memory, tier).records():
+                out[(name, tier, r.record_id)] = (r.rung, r.text, r.entry_ids, r.private)
+    return out
+
+
+async def fill(rt) -> list[int]:  # type: ignore[no-untyped-def]
+    ids = []
+    for i, (speaker, text) in enumerate(LINES):
+        ids.append(await rt.agent("Main").observe(
+            text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
+    await rt.settle()
+    return ids
+
+
+async def test_clean_shutdown_and_restart_lose_nothing(tmp_path: Path) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        ids = await fill(rt)
+        await rt.agent("Main").observe("a thought to keep", kind="draft")
+        before = state(rt)
+        last_id = rt.substrate.last_id
+    for name in ("Supervisor", "Main"):
+        assert any((tmp_path / "memory" / name).iterdir())  # snapshotted on exit
+    async with open_runtime(tmp_path, config(), clock=clock, warm_up=False) as rt:
+        assert state(rt) == before
+        assert rt.substrate.last_id == last_id
+        for eid in ids:
+            assert rt.event(eid).content == LINES[ids.index(eid)][1]
+            held = [r for n in ("Supervisor", "Main")
+                    for t in ("working", "longterm")
+                    for r in getattr(rt.memories[n], t).records() if eid in r.entry_ids]
+            assert len(held) == 2  # one record per agent that perceived it, no more
+
+
+async def test_restart_without_snapshots_rebuilds_the_same_records(tmp_path: Path) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        await fill(rt)
+        before = state(rt)
+    for path in (tmp_path / "memory").rglob("*"):
+        if path.is_file():
+            path.unlink()  # lose every projection: the substrate is the truth
+    async with open_runtime(tmp_path, config(), clock=clock, warm_up=False) as rt:
+        assert state(rt) == before
+
+
+async def test_warm_up_rehydrates_the_newest_longterm_records_so_no_agent_starts_amnesic(
+    tmp_path: Path,
+) -> None:
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        await fill(rt)
+        newest = [r.record_id for r in rt.memories["Main"].longterm.newest(2)]
+        assert len(newest) == 2
+    clock.advance(3600)
+    async with open_runtime(tmp_path, config(warmup=2), clock=clock) as rt:
+        memory = rt.memories["Main"]
+        for rid in newest:
+            record = memory.working.get(rid)
+            assert record is not None and record.rung == 1
+            assert memory.longterm.get(rid) is None
+        hits = await rt.agent("Main").recall("museum kids wonderful", k=3, read_through=False)
+        assert hits
