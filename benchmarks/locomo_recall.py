@@ -3,8 +3,13 @@
 Per conversation, every turn is replayed through ``observe`` under a
 :class:`solace.ReplayClock` at its session's date (``attrs={"dia_id": ...}``); the
 fade runs over the real time span (``rt.settle()`` at each session boundary); then
-every question is asked of Main's ``recall``. In the same run, two raw-turn
-baselines rank ``Speaker said, "text"`` units: BM25 and MiniLM flat search.
+every question is asked of Main's ``recall`` with the configuration's defaults
+(read-through included; ``--own-memory-only`` turns it off). A hit is injected as
+its text: a working record as it is, a long-term summary rehydrated at
+``runtime.inject_rung``, one event of a faded episode as its resolved turn. In the
+same run, two raw-turn baselines rank ``Speaker said, "text"`` units: BM25 (the same
+stemmed BM25 Solace uses) and MiniLM flat search; "(every turn read)" is the answer
+recall with every turn of the conversation injected.
 
 Metrics, per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5
 adversarial reported apart and left out of "overall"):
@@ -23,6 +28,7 @@ tokenizer for every system). A token budget takes hits in rank order while they 
 Usage::
 
     python benchmarks/locomo_recall.py [DATA] [--conversations N] [--out FILE]
+        [--systems solace,baselines] [--config FILE] [--agent Main] [--own-memory-only]
 """
 
 from __future__ import annotations

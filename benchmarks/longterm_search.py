@@ -9,17 +9,18 @@ the data). Ground truth and the baseline are exact search (``IndexFlatIP``) in t
 same run; every latency is one query at a time (what recall does), p50/p99 over the
 queries, with the build time of each index measured honestly.
 
-Indexes: ``flat`` (exact, what the long-term tier uses below ``hnsw_threshold``),
-``hnsw`` (``IndexIDMap2(IndexHNSWFlat)`` built by the tier's own
-:func:`~solace.memory.longterm.build_hnsw`, M and efConstruction as given, several
-efSearch), optionally ``ivf`` (``IndexIVFFlat``, nlist = 4·sqrt(n), several nprobe) for
-comparison. At 10k and 100k the tier itself (:meth:`LongTermTier.search`, with its
-label mapping) is timed too.
+Indexes, each built by the tier's own functions (:mod:`solace.memory.index`): ``flat``
+(exact, what the long-term tier uses below its threshold), ``ivf``
+(``IndexIVFFlat``, nlist = 4·sqrt(n), trained on the data; several nprobe — the
+tier's default) and ``hnsw`` (``IndexHNSWFlat``, M and efConstruction as given,
+several efSearch). Up to ``--tier-max`` records the tier itself
+(:meth:`LongTermTier.search`, with its label mapping and its build path) is timed too.
 
 Usage::
 
     python benchmarks/longterm_search.py [DATA] [--sizes 10000,100000,1000000]
-        [--indexes flat,hnsw] [--ef 32,64,128] [--m 32] [--ef-construction 40]
+        [--indexes flat,hnsw,ivf] [--ef 64,128,256] [--nprobe 16,32] [--m 32]
+        [--ef-construction 40]
         [--threads 2] [--queries 200] [--out FILE]
 """
 
@@ -39,12 +40,14 @@ sys.path.insert(0, str(ROOT))
 
 import faiss  # noqa: E402
 
-from solace.memory.longterm import (  # noqa: E402
+from solace.memory.index import (  # noqa: E402
     IndexParams,
-    LongTermTier,
     add_in_batches,
     build_hnsw,
+    build_ivf,
+    ivf_lists,
 )
+from solace.memory.longterm import LongTermTier  # noqa: E402
 from solace.memory.record import MemoryRecord  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -165,43 +168,43 @@ def run_size(n: int, base: np.ndarray, queries: np.ndarray, args: argparse.Names
     print_row(rows[-1])
     del flat
     if "hnsw" in args.indexes:
-        params = IndexParams(hnsw_threshold=1, hnsw_m=args.m,
-                             hnsw_ef_search=args.ef[0], hnsw_ef_construction=args.ef_construction)
-        index = build_hnsw(x.shape[1], params)
+        params = IndexParams(kind="hnsw", hnsw_m=args.m, hnsw_ef_search=args.ef[0],
+                             hnsw_ef_construction=args.ef_construction)
+        index: Any = build_hnsw(x.shape[1], params)
         start = time.perf_counter()
         add_in_batches(index, x, ids)
         build = time.perf_counter() - start
-        inner = faiss.downcast_index(index.index)
+        inner: Any = faiss.downcast_index(index.index)
         for ef in args.ef:
             inner.hnsw.efSearch = ef
             found, seconds = timed_search(index, queries, K)
             rows.append(row(n, "hnsw", f"M={args.m} efC={args.ef_construction} efS={ef}",
                             build, seconds, recall_at(found, truth), exact_p50))
             print_row(rows[-1])
-        del index
+        del index, inner
     if "ivf" in args.indexes:
-        nlist = int(4 * np.sqrt(n))
-        quantizer = faiss.IndexFlatIP(x.shape[1])
-        ivf = faiss.IndexIVFFlat(quantizer, x.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
         start = time.perf_counter()
-        sample = x[np.random.default_rng(args.seed).choice(n, min(n, 64 * nlist), replace=False)]
-        ivf.train(sample)
-        ivf.add_with_ids(x, ids)
+        index = build_ivf(x, IndexParams(kind="ivf"), seed=args.seed)  # the tier's own build
+        add_in_batches(index, x, ids)
         build = time.perf_counter() - start
+        inner = faiss.downcast_index(index.index)
         for nprobe in args.nprobe:
-            ivf.nprobe = nprobe
-            found, seconds = timed_search(ivf, queries, K)
-            rows.append(row(n, "ivf", f"nlist={nlist} nprobe={nprobe}", build, seconds,
+            inner.nprobe = nprobe
+            found, seconds = timed_search(index, queries, K)
+            rows.append(row(n, "ivf", f"nlist={ivf_lists(n)} nprobe={nprobe}", build, seconds,
                             recall_at(found, truth), exact_p50))
             print_row(rows[-1])
-        del ivf
+        del index, inner
     if n <= args.tier_max:
-        params = IndexParams(hnsw_threshold=args.hnsw_threshold, hnsw_m=args.m,
+        params = IndexParams(kind=args.tier_index, threshold=args.threshold,
+                             ivf_nprobe=args.tier_nprobe, hnsw_m=args.m,
                              hnsw_ef_search=args.tier_ef,
                              hnsw_ef_construction=args.ef_construction)
         build, seconds, recall, kind = bench_tier(x, queries, truth, params)
-        rows.append(row(n, "tier", f"{kind} (hnsw_threshold={args.hnsw_threshold}, "
-                        f"efS={args.tier_ef})", build, seconds, recall, exact_p50))
+        knobs = {"ivf": f"nprobe={args.tier_nprobe}", "hnsw": f"efS={args.tier_ef}"}
+        knob = knobs.get(kind, "exact")
+        rows.append(row(n, "tier", f"{kind} {knob} (threshold={args.threshold:,})",
+                        build, seconds, recall, exact_p50))
         print_row(rows[-1])
 
 
@@ -219,12 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--indexes", default="flat,hnsw")
-    parser.add_argument("--ef", default="32,64,128")
-    parser.add_argument("--nprobe", default="16,32,64")
+    parser.add_argument("--indexes", default="flat,hnsw,ivf")
+    parser.add_argument("--ef", default="64,128,256,512,1024")
+    parser.add_argument("--nprobe", default="8,16,32,64")
     parser.add_argument("--m", type=int, default=32)
     parser.add_argument("--ef-construction", type=int, default=40)
-    parser.add_argument("--hnsw-threshold", type=int, default=50_000)
+    parser.add_argument("--threshold", type=int, default=50_000,
+                        help="the tier's flat -> approximate threshold")
+    parser.add_argument("--tier-index", choices=("ivf", "hnsw"), default="ivf")
+    parser.add_argument("--tier-nprobe", type=int, default=32)
     parser.add_argument("--tier-ef", type=int, default=64)
     parser.add_argument("--tier-max", type=int, default=100_000,
                         help="time the tier itself up to this size (it holds Python records)")

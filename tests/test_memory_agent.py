@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +261,43 @@ async def test_hyperfocus_budget_expansion_keeps_more_sharp(
     await env.mem.settle()
     assert env.mem.working.count_by_rung()[0] < sharp_in_focus
     assert env.mem.working.total_tokens <= 50
+
+
+class GatedLadder:
+    """The real ladder, held at the gate until the test opens it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.stats = inner.stats
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def demote(self, records: Any, *, now: float) -> Any:
+        self.entered.set()
+        self.gate.wait(30)
+        return self.inner.demote(records, now=now)
+
+
+async def test_the_fade_never_blocks_the_agent(tmp_path: Path) -> None:
+    env = Env(tmp_path, AgentConfig(budget_tokens=30), MEMORY)  # real time: real threads
+    ladder = GatedLadder(env.ladder)
+    env.ladder = ladder  # type: ignore[assignment]
+    await env.open()
+    for line in LINES[:3]:
+        await env.say(line)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(env.mem.fade_step)
+        while not ladder.entered.is_set():
+            await trio.sleep(0.001)
+        # Compression is stuck in its worker thread; the agent's own work goes on.
+        with trio.fail_after(10):
+            record = await env.say(LINES[5])
+            env.mem.touch(record.record_id, env.clock.now())
+            assert env.mem.stats()["working_records"] == 4
+        assert env.mem.fading
+        ladder.gate.set()
+    await env.mem.settle()
+    assert env.mem.working.total_tokens <= 30
 
 
 # ------------------------------------------------------------ bad config

@@ -55,7 +55,7 @@ def exact(vectors: np.ndarray, query: np.ndarray, k: int) -> list[int]:
 
 def test_flat_search_is_exact() -> None:
     x = clustered(300)
-    tier = LongTermTier(dim=DIM, params=IndexParams(hnsw_threshold=1000))
+    tier = LongTermTier(dim=DIM, params=IndexParams(threshold=1000))
     tier.add(records(x))
     assert tier.index_kind == "flat"
     for q in x[:20]:
@@ -64,24 +64,38 @@ def test_flat_search_is_exact() -> None:
         assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
-def test_past_the_threshold_the_index_becomes_hnsw_with_high_recall() -> None:
+@pytest.mark.parametrize("kind", ["ivf", "hnsw"])
+def test_past_the_threshold_the_index_becomes_approximate_with_high_recall(kind: str) -> None:
     x = clustered(2000, seed=1)
-    tier = LongTermTier(dim=DIM, params=IndexParams(hnsw_threshold=500, hnsw_m=16,
-                                                    hnsw_ef_search=64))
+    tier = LongTermTier(dim=DIM, params=IndexParams(kind=kind, threshold=500,  # type: ignore[arg-type]
+                                                    hnsw_m=16, hnsw_ef_search=64))
     tier.add(records(x[:400]))
     assert tier.index_kind == "flat"
     tier.add(records(x[400:], start=401))
-    assert tier.index_kind == "hnsw" and len(tier) == 2000
+    assert tier.index_kind == kind and len(tier) == 2000
     queries = clustered(50, seed=2)
     recall = np.mean([len({r.record_id for r, _ in tier.search(q, 10)}
                           & set(exact(x, q, 10))) / 10 for q in queries])
     assert recall >= 0.9
 
 
-@pytest.mark.parametrize("threshold", [10_000, 50])
-def test_removed_records_are_never_found_and_may_come_back(threshold: int) -> None:
+def test_the_ivf_index_is_retrained_as_the_tier_grows() -> None:
+    tier = LongTermTier(dim=DIM, params=IndexParams(threshold=100))
+    x = clustered(2500, seed=5)
+    tier.add(records(x[:200]))
+    first = tier.index
+    tier.add(records(x[200:700], start=201))  # less than four times: added in place
+    assert tier.index is first
+    tier.add(records(x[700:], start=701))  # past four times: rebuilt, more lists
+    assert tier.index is not first and tier.index.ntotal == 2500
+    assert faiss.downcast_index(tier.index.index).nlist > faiss.downcast_index(first.index).nlist
+    assert [r.record_id for r, _ in tier.search(x[1000], 1)] == [1001]
+
+
+@pytest.mark.parametrize(("kind", "threshold"), [("ivf", 10_000), ("ivf", 50), ("hnsw", 50)])
+def test_removed_records_are_never_found_and_may_come_back(kind: str, threshold: int) -> None:
     x = clustered(200, seed=3)
-    tier = LongTermTier(dim=DIM, params=IndexParams(hnsw_threshold=threshold))
+    tier = LongTermTier(dim=DIM, params=IndexParams(kind=kind, threshold=threshold))  # type: ignore[arg-type]
     tier.add(records(x))
     gone = tier.remove(7)
     assert tier.get(7) is None and 7 not in tier.by_tags(["work", "family"])
@@ -124,12 +138,12 @@ def test_tags_newest_replace_and_errors() -> None:
         tier.search(np.zeros(3, dtype=np.float32), 1)
 
 
-@pytest.mark.parametrize("threshold", [10_000, 50])
+@pytest.mark.parametrize(("kind", "threshold"), [("ivf", 10_000), ("ivf", 50), ("hnsw", 50)])
 def test_a_snapshot_round_trip_restores_records_vectors_and_index(
-    tmp_path: Path, threshold: int
+    tmp_path: Path, kind: str, threshold: int
 ) -> None:
     x = clustered(300, seed=4)
-    params = IndexParams(hnsw_threshold=threshold)
+    params = IndexParams(kind=kind, threshold=threshold)  # type: ignore[arg-type]
     tier = LongTermTier(dim=DIM, params=params)
     tier.add(records(x))
     tier.remove(3)  # a tombstone travels too

@@ -17,7 +17,7 @@ from solace.memory.ladder import rehydrate_text
 from solace.memory.snapshot import META_NAME, snapshot_files
 
 CONFIG = AgentConfig(budget_tokens=120, age_scale_hours=12.0, longterm_summary_hours=48.0)
-SMALL_HNSW = MemoryConfig(hnsw_threshold=6, hnsw_m=8, hnsw_ef_search=32)
+SMALL_INDEX = MemoryConfig(hnsw_threshold=6)  # long-term goes approximate (IVF) early
 
 
 async def history(env: Env, days: int = 6) -> None:
@@ -50,13 +50,13 @@ def assert_same(before: dict[int, Any], after: dict[int, Any]) -> None:
 
 @pytest.fixture
 async def env(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> Env:
-    e = Env(tmp_path, CONFIG, SMALL_HNSW)
+    e = Env(tmp_path, CONFIG, SMALL_INDEX)
     await e.open()
     await history(e)
     rungs = {where(e.mem, r.record_id) for r in e.mem.working.records()}
     rungs |= {where(e.mem, r.record_id) for r in e.mem.longterm.records()}
     assert ("longterm", 3) in rungs and ("longterm", 2) in rungs  # the history is varied
-    assert e.mem.longterm.index_kind == "hnsw"
+    assert e.mem.longterm.index_kind == "ivf"
     return e
 
 
@@ -67,7 +67,7 @@ async def test_the_tiers_survive_a_restart(env: Env, autojump_clock: Any) -> Non
     for rid, vector in vectors(env).items():
         np.testing.assert_array_equal(vector, vecs[rid])
     assert env.mem.counters.as_dict() == counters
-    assert env.mem.longterm.index_kind == "hnsw"
+    assert env.mem.longterm.index_kind == "ivf"
     probe = next(iter(env.mem.longterm.records()))
     assert probe.embedding is not None
     assert env.mem.longterm.search(probe.embedding, 1)[0][0].record_id == probe.record_id
@@ -116,7 +116,7 @@ async def test_an_unusable_snapshot_means_a_rebuild_not_an_error(
 async def test_a_snapshot_newer_than_the_substrate_is_not_trusted(
     tmp_path: Path, autojump_clock: Any
 ) -> None:
-    env = Env(tmp_path, CONFIG, SMALL_HNSW)
+    env = Env(tmp_path, CONFIG, SMALL_INDEX)
     await env.open()
     await env.say(LINES[0])
     await env.mem.snapshot()

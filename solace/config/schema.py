@@ -156,7 +156,9 @@ class MemoryConfig:
     compression: Literal["deterministic", "llm"] = "deterministic"
     episode_gap_minutes: float = 30.0
     guard_keep_share: float = 0.8
-    hnsw_threshold: int = 50_000  # long-term switches from flat to HNSW past this size
+    hnsw_threshold: int = 50_000  # long-term switches from exact (flat) to approximate past this
+    longterm_index: Literal["ivf", "hnsw"] = "ivf"  # the approximate index (see benchmarks)
+    ivf_nprobe: int = 32  # IVF lists searched per query (recall vs latency)
     hnsw_m: int = 32
     hnsw_ef_search: int = 64
     hnsw_ef_construction: int = 40
@@ -175,7 +177,7 @@ class MemoryConfig:
 
     def __post_init__(self) -> None:
         _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search",
-                  "hnsw_ef_construction")
+                  "hnsw_ef_construction", "ivf_nprobe")
         _positive(
             self,
             "rung1_ratio",

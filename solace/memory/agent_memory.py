@@ -368,29 +368,33 @@ class AgentMemory:
             moving = [r for r in moving if self.working.get(r.record_id) is r]
             writes = []
             for d in demotions:
-                single = len(d.sources) == 1
-                kept = single and d.record.embedding is self.working.get(d.sources[0]).embedding  # type: ignore[union-attr]
+                source = self.working.get(d.sources[0])
+                # A single record keeps its vector; a merge is embedded from its new text.
+                kept = len(d.sources) == 1 and source is not None \
+                    and d.record.embedding is source.embedding
                 writes.append((d.record, fade_attrs("demote", d.record, tier="working",
                                                     sources=d.sources,
                                                     embedding="kept" if kept else "text")))
             moved = [dataclasses.replace(r, created=now) for r in moving]
             writes += [(r, fade_attrs("to_longterm", r, tier="longterm", sources=(r.record_id,),
                                       embedding="kept")) for r in moved]
-            if not writes:
+            if not writes:  # everything changed under us: leave these records to the next step
+                failed.update(r.record_id for r in chosen)
                 return
             await self._append(writes, now)
+            report.events += len(writes)
+            if moved:  # into long-term before out of working: never in neither tier
+                await self.offloader.run(self.longterm.add, moved)
+                self._lt_queue.extend((r.created, r.record_id) for r in moved)
+            for r in moving:
+                self.working.remove(r.record_id)
             for d in demotions:
-                for source in d.sources:
-                    self.working.remove(source)
+                for source_id in d.sources:
+                    self.working.remove(source_id)
                 self.working.add(d.record)
                 for entry in d.record.entry_ids:
                     self._entries[entry] = d.record.record_id
                 self._count(report, d.record.rung, len(d.sources) > 1)
-            for r in moving:
-                self.working.remove(r.record_id)
-            if moved:
-                await self.offloader.run(self.longterm.add, moved)
-                self._lt_queue.extend((r.created, r.record_id) for r in moved)
             report.to_longterm += len(moved)
             self.counters.to_longterm += len(moved)
             report.rounds += 1
@@ -428,6 +432,7 @@ class AgentMemory:
             await self._append([(d.record, fade_attrs("demote", d.record, tier="longterm",
                                                       sources=d.sources, embedding="kept"))
                                 for d in demotions], now)
+            report.events += len(demotions)
             for d in demotions:
                 await self.offloader.run(self.longterm.replace, d.record)
                 self._count(report, d.record.rung, False)
@@ -528,7 +533,9 @@ class AgentMemory:
 def index_params(memory_config: MemoryConfig) -> IndexParams:
     """The long-term index parameters of ``memory_config``."""
     return IndexParams(
-        hnsw_threshold=memory_config.hnsw_threshold,
+        kind=memory_config.longterm_index,
+        threshold=memory_config.hnsw_threshold,
+        ivf_nprobe=memory_config.ivf_nprobe,
         hnsw_m=memory_config.hnsw_m,
         hnsw_ef_search=memory_config.hnsw_ef_search,
         hnsw_ef_construction=memory_config.hnsw_ef_construction,

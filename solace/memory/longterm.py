@@ -2,104 +2,56 @@
 
 Three parts, kept in step by every method:
 
-* a FAISS index over the records' embeddings — ``IndexIDMap2(IndexFlatIP)`` (exact)
-  while the tier is small, switching once to ``IndexIDMap2(IndexHNSWFlat)`` (inner
-  product, ``M = hnsw_m``, ``efSearch = hnsw_ef_search``) when it grows past
-  ``hnsw_threshold``; embeddings are L2-normalised, so scores are cosines;
+* a FAISS index over the records' embeddings (:mod:`solace.memory.index`): exact
+  (``IndexIDMap2(IndexFlatIP)``) while the tier is small, replaced past
+  ``hnsw_threshold`` by an approximate one (IVF by default, HNSW by config), and
+  rebuilt — retrained, for IVF — each time the tier has grown fourfold since, so the
+  number of lists keeps up with ``4·sqrt(n)``; embeddings are L2-normalised, so scores
+  are cosines;
 * a tag index (casefolded tag -> record ids);
 * the metadata: the :class:`MemoryRecord` objects themselves.
 
-FAISS labels are not record ids but a counter that never repeats, because HNSW cannot
-remove vectors: a record that leaves (a used cue returning to working) leaves its
-vector behind as a tombstone that searches over-fetch past and skip, and a record
-that comes back later gets a fresh label. The flat index is treated the same way, so
-that :meth:`remove` never touches FAISS and is safe on the event loop while a search
-or a snapshot reads the index in a worker thread; the next :meth:`add` compacts the
-index once tombstones exceed a tenth of it.
+FAISS labels are not record ids but a counter that never repeats: a record that
+leaves (a used cue returning to working) leaves its vector behind as a tombstone that
+searches over-fetch past and skip, and a record that comes back later gets a fresh
+label. So :meth:`remove` never touches FAISS and is safe on the event loop while a
+search or a snapshot reads the index in a worker thread; a rebuild drops tombstones
+once they exceed a tenth of the index.
 
-:meth:`search`, :meth:`add` and :meth:`replace` may block (FAISS, the HNSW switch):
-the runtime calls them through :class:`~solace.offload.Offloader`. They hold
-:attr:`index_lock` while they use the index, so a search in one worker thread and an
-add in another never meet inside FAISS; a snapshot holds it while it writes.
+:meth:`search`, :meth:`add` and :meth:`replace` may block (FAISS, rebuilds): the
+runtime calls them through :class:`~solace.offload.Offloader`. Searches and index
+changes hold :attr:`index_lock`, so they never meet inside FAISS; a snapshot holds it
+while it writes. A rebuild is built *outside* the lock from a copy of the live
+vectors and swapped in under it, so searches go on (on the old index) meanwhile.
+One writer at a time: :meth:`add`/:meth:`replace` are called by the agent's fade
+only, under its state lock.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import faiss
 import numpy as np
 
+from solace.memory.index import (
+    IndexParams,
+    add_in_batches,
+    build_approximate,
+    build_flat,
+    configure,
+    kind_of,
+    one_omp_thread,
+    reconstruct_all,
+)
 from solace.memory.record import MemoryRecord
 
 __all__ = ["IndexParams", "LongTermTier"]
 
 _TOMBSTONE_SHARE = 0.1
-_ADD_BATCH = 65_536
-
-
-@dataclass(frozen=True, slots=True)
-class IndexParams:
-    """How the long-term index is built (from ``MemoryConfig``).
-
-    Attributes:
-        hnsw_threshold: record count past which the flat index becomes HNSW.
-        hnsw_m: HNSW graph degree.
-        hnsw_ef_search: HNSW search breadth (recall vs latency).
-        hnsw_ef_construction: HNSW build breadth (recall vs build time).
-    """
-
-    hnsw_threshold: int = 50_000
-    hnsw_m: int = 32
-    hnsw_ef_search: int = 64
-    hnsw_ef_construction: int = 40
-
-    def __post_init__(self) -> None:
-        for name in ("hnsw_threshold", "hnsw_m", "hnsw_ef_search", "hnsw_ef_construction"):
-            value = getattr(self, name)
-            if value <= 0:
-                raise ValueError(f"{name} must be > 0, got {value!r}")
-
-
-@contextmanager
-def _one_omp_thread() -> Iterator[None]:
-    """Run FAISS single-threaded in this thread for the block (OpenMP settings are per
-    thread). One query gains nothing from OpenMP, and on a busy 2-core machine its
-    spinning threads cost 10-20x: flat search over 10k vectors took 16 ms with two
-    threads and 0.9 ms with one, measured here."""
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
-
-
-def build_hnsw(dim: int, params: IndexParams) -> faiss.Index:
-    """An empty ``IndexIDMap2(IndexHNSWFlat)`` over inner product with ``params``."""
-    inner = faiss.IndexHNSWFlat(dim, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-    inner.hnsw.efConstruction = params.hnsw_ef_construction
-    inner.hnsw.efSearch = params.hnsw_ef_search
-    return faiss.IndexIDMap2(inner)
-
-
-def build_flat(dim: int) -> faiss.Index:
-    """An empty ``IndexIDMap2(IndexFlatIP)``."""
-    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
-
-
-def add_in_batches(index: faiss.Index, vectors: np.ndarray, labels: np.ndarray) -> None:
-    """``index.add_with_ids`` in batches (bounded temporary memory for HNSW builds)."""
-    for start in range(0, len(labels), _ADD_BATCH):
-        stop = start + _ADD_BATCH
-        index.add_with_ids(
-            np.ascontiguousarray(vectors[start:stop], dtype=np.float32),
-            np.ascontiguousarray(labels[start:stop], dtype=np.int64),
-        )
+_REGROW = 4  # rebuild the approximate index each time the tier has grown this much
 
 
 class LongTermTier:
@@ -124,8 +76,9 @@ class LongTermTier:
         self._next_label = 0
         self._tombstones = 0
         self._tags: dict[str, set[int]] = {}
-        self._index: faiss.Index = build_flat(dim)
-        self._hnsw = False
+        self._index: Any = build_flat(dim)
+        self._kind = "flat"
+        self._built_at = 0  # records when the approximate index was last built
         self.index_lock = threading.Lock()
 
     # ------------------------------------------------------------------ reading
@@ -138,11 +91,11 @@ class LongTermTier:
 
     @property
     def index_kind(self) -> str:
-        """``"flat"`` or ``"hnsw"``."""
-        return "hnsw" if self._hnsw else "flat"
+        """``"flat"``, ``"ivf"`` or ``"hnsw"``."""
+        return self._kind
 
     @property
-    def index(self) -> faiss.Index:
+    def index(self) -> Any:
         """The FAISS index (for snapshots); do not modify it."""
         return self._index
 
@@ -188,7 +141,7 @@ class LongTermTier:
     def search(self, vector: np.ndarray, k: int) -> list[tuple[MemoryRecord, float]]:
         """The ``k`` records most similar to ``vector`` (cosine), best first.
 
-        Exact while the index is flat; approximate (HNSW) past ``hnsw_threshold``.
+        Exact while the index is flat; approximate (IVF or HNSW) past the threshold.
         Blocking: call through the offloader.
 
         Raises:
@@ -201,7 +154,7 @@ class LongTermTier:
             raise ValueError(f"query vector must have shape ({self.dim},), got {query.shape}")
         if not self._records:
             return []
-        with self.index_lock, _one_omp_thread():
+        with self.index_lock, one_omp_thread():
             fetch = min(self._index.ntotal, k + self._tombstones)
             scores, labels = self._index.search(query.reshape(1, -1), fetch)
         out: list[tuple[MemoryRecord, float]] = []
@@ -220,8 +173,10 @@ class LongTermTier:
     def add(self, records: Iterable[MemoryRecord]) -> None:
         """Add records (rung 1–3, each with an embedding of width ``dim``).
 
-        All records are checked before any is added. May switch the index to HNSW
-        (blocking for a while: seconds at 50k records).
+        All records are checked before any is added. May replace the index (flat to
+        approximate past the threshold, a rebuild after fourfold growth or too many
+        tombstones): seconds at 50k records, minutes at 1M — in this thread, while
+        searches go on against the old index.
 
         Raises:
             ValueError: a record id is already present (or repeated), a rung is not
@@ -245,12 +200,15 @@ class LongTermTier:
             self._rid[label] = record.record_id
             for tag in record.tags:
                 self._tags.setdefault(tag.casefold(), set()).add(record.record_id)
-        with self.index_lock:
-            if not self._hnsw and len(self._records) > self.params.hnsw_threshold:
-                self._rebuild(hnsw=True)
-            elif self._tombstones > _TOMBSTONE_SHARE * max(self._index.ntotal, 1):
-                self._rebuild(hnsw=self._hnsw)  # includes the new records
-            else:
+        n = len(self._records)
+        if self._kind == "flat" and n > self.params.threshold:
+            self._rebuild(approximate=True)
+        elif self._kind != "flat" and n > _REGROW * self._built_at:
+            self._rebuild(approximate=True)
+        elif self._tombstones > _TOMBSTONE_SHARE * max(self._index.ntotal, 1):
+            self._rebuild(approximate=self._kind != "flat")
+        else:
+            with self.index_lock:
                 add_in_batches(self._index, vectors, labels)
 
     def replace(self, record: MemoryRecord) -> MemoryRecord:
@@ -358,13 +316,13 @@ class LongTermTier:
                 f"snapshot labels cover {len(record_ids)} records but metadata holds "
                 f"{len(by_id)}"
             )
+        configure(index, params)
         index_labels = faiss.vector_to_array(index.id_map)
         position = {int(label): i for i, label in enumerate(index_labels.tolist())}
         missing = [int(label) for label in labels.tolist() if int(label) not in position]
         if missing:
             raise ValueError(f"snapshot index lacks labels {missing[:5]} of live records")
-        inner: Any = faiss.downcast_index(index.index)
-        vectors = inner.reconstruct_n(0, index.ntotal) if index.ntotal else np.zeros((0, dim))
+        vectors = reconstruct_all(index)
         for rid, label in zip(record_ids.tolist(), labels.tolist(), strict=True):
             record = by_id[rid]
             record.embedding = np.ascontiguousarray(vectors[position[label]], dtype=np.float32)
@@ -374,9 +332,8 @@ class LongTermTier:
             for tag in record.tags:
                 tier._tags.setdefault(tag.casefold(), set()).add(rid)
         tier._index = index
-        tier._hnsw = isinstance(inner, faiss.IndexHNSW)
-        if tier._hnsw:
-            inner.hnsw.efSearch = params.hnsw_ef_search
+        tier._kind = kind_of(index)
+        tier._built_at = int(index.ntotal) if tier._kind != "flat" else 0
         tier._tombstones = int(index.ntotal) - len(tier._records)
         tier._next_label = max(int(next_label), int(index_labels.max(initial=-1)) + 1)
         return tier
@@ -396,17 +353,31 @@ class LongTermTier:
                 f"got {shape}"
             )
 
-    def _rebuild(self, *, hnsw: bool) -> None:
-        """Rebuild the index from the live records (drops tombstones)."""
-        index = build_hnsw(self.dim, self.params) if hnsw else build_flat(self.dim)
-        rids = list(self._records)
-        if rids:
-            vectors = np.stack([_vector(self._records[r]) for r in rids]).astype(np.float32)
-            labels = np.array([self._label[r] for r in rids], dtype=np.int64)
+    def _rebuild(self, *, approximate: bool) -> None:
+        """Build a new index from the live records (no tombstones) and swap it in.
+
+        Built outside :attr:`index_lock` from a copy of the live vectors; records
+        removed meanwhile become tombstones of the new index.
+        """
+        live = list(self._label.items())
+        if live:
+            vectors = np.stack([_vector(self._records[rid]) for rid, _ in live])
+            labels = np.array([label for _, label in live], dtype=np.int64)
+        else:
+            vectors, labels = np.zeros((0, self.dim), np.float32), np.zeros(0, np.int64)
+        kind: str
+        if approximate and len(live):
+            index = build_approximate(vectors, labels, self.params)
+            kind = self.params.kind
+        else:
+            index = build_flat(self.dim)
             add_in_batches(index, vectors, labels)
-        self._index = index
-        self._hnsw = hnsw
-        self._tombstones = 0
+            kind = "flat"
+        with self.index_lock:
+            self._index = index
+            self._kind = kind
+            self._built_at = len(live)
+            self._tombstones = int(index.ntotal) - len(self._rid)
 
 
 def _vector(record: MemoryRecord) -> np.ndarray:
