@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import trio
@@ -12,9 +12,9 @@ from solace.clock import ReplayClock, TrioClock, to_epoch
 
 def test_replay_clock_is_the_latest_instant_observed() -> None:
     clock = ReplayClock()
-    clock.observe(datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
-    clock.observe(datetime(2023, 5, 1, tzinfo=timezone.utc))  # earlier: ignored
-    assert clock.now() == to_epoch(datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
+    clock.observe(datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
+    clock.observe(datetime(2023, 5, 1, tzinfo=UTC))  # earlier: ignored
+    assert clock.now() == to_epoch(datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
     assert clock.advance(60) == clock.now()
 
 

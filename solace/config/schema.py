@@ -39,6 +39,12 @@ def _positive(owner: object, *names: str) -> None:
             raise ValueError(f"{name} must be > 0, got {value!r}")
 
 
+def _within(owner: object, name: str, low: float, high: float) -> None:
+    value = getattr(owner, name)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be within [{low:g}, {high:g}], got {value!r}")
+
+
 def _non_negative(owner: object, *names: str) -> None:
     for name in names:
         value = getattr(owner, name)
@@ -194,13 +200,9 @@ class MemoryConfig:
                 "rung ratios must satisfy 1 >= rung1_ratio >= rung2_ratio >= rung3_ratio, got "
                 f"{self.rung1_ratio!r}, {self.rung2_ratio!r}, {self.rung3_ratio!r}"
             )
-        if not -1.0 <= self.episode_min_similarity <= 1.0:
-            raise ValueError(
-                f"episode_min_similarity must be within [-1, 1], got {self.episode_min_similarity!r}"
-            )
+        _within(self, "episode_min_similarity", -1.0, 1.0)
         _non_negative(self, "warmup_records")
-        if not 0.0 <= self.guard_keep_share <= 1.0:
-            raise ValueError(f"guard_keep_share must be within [0, 1], got {self.guard_keep_share!r}")
+        _within(self, "guard_keep_share", 0.0, 1.0)
         if self.warmup_rung not in (0, 1, 2):
             raise ValueError(f"warmup_rung must be 0, 1 or 2, got {self.warmup_rung!r}")
 
@@ -238,8 +240,7 @@ class ConversationConfig:
             "summary_max_tokens",
             "summary_weak_after",
         )
-        if not -1.0 <= self.drift_threshold <= 1.0:
-            raise ValueError(f"drift_threshold must be within [-1, 1], got {self.drift_threshold!r}")
+        _within(self, "drift_threshold", -1.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,4 +299,5 @@ class Config:
         try:
             return self.agents[name]
         except KeyError:
-            raise KeyError(f"unknown agent {name!r} (agents are {', '.join(AGENT_NAMES)})") from None
+            known = ", ".join(AGENT_NAMES)
+            raise KeyError(f"unknown agent {name!r} (agents are {known})") from None

@@ -46,7 +46,7 @@ from solace.memory.index import (
     one_omp_thread,
     reconstruct_all,
 )
-from solace.memory.record import MemoryRecord
+from solace.memory.record import MemoryRecord, check_record
 
 __all__ = ["IndexParams", "LongTermTier"]
 
@@ -185,7 +185,7 @@ class LongTermTier:
         batch = list(records)
         seen: set[int] = set()
         for record in batch:
-            self._check(record)
+            check_record(record, tier="longterm", dim=self.dim)
             if record.record_id in self._records or record.record_id in seen:
                 raise ValueError(f"record {record.record_id} is already in the long-term tier")
             seen.add(record.record_id)
@@ -221,7 +221,7 @@ class LongTermTier:
             KeyError: no record with that id is in long-term.
             ValueError: as :meth:`add`.
         """
-        self._check(record)
+        check_record(record, tier="longterm", dim=self.dim)
         rid = record.record_id
         old = self._records.get(rid)
         if old is None:
@@ -339,19 +339,6 @@ class LongTermTier:
         return tier
 
     # ---------------------------------------------------------------- internals
-
-    def _check(self, record: MemoryRecord) -> None:
-        if record.rung not in (1, 2, 3):
-            raise ValueError(
-                f"record {record.record_id} has rung {record.rung!r}; long-term holds rungs 1-3"
-            )
-        emb = record.embedding
-        if emb is None or emb.shape != (self.dim,):
-            shape = None if emb is None else emb.shape
-            raise ValueError(
-                f"record {record.record_id} needs an embedding of shape ({self.dim},), "
-                f"got {shape}"
-            )
 
     def _rebuild(self, *, approximate: bool) -> None:
         """Build a new index from the live records (no tombstones) and swap it in.

@@ -13,11 +13,14 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["RUNG_NAMES", "Hit", "MemoryRecord", "ScoreParts", "Tier"]
+__all__ = ["RUNG_NAMES", "TIER_RUNGS", "Hit", "MemoryRecord", "ScoreParts", "Tier", "check_record"]
 
 Tier = Literal["working", "longterm"]
 
 RUNG_NAMES = ("raw", "extractive", "abstractive", "embedding+tags")
+
+# Working holds rungs 0-2, long-term rungs 1-3 (seed 002, "Why the fade is gradual").
+TIER_RUNGS: dict[str, tuple[int, ...]] = {"working": (0, 1, 2), "longterm": (1, 2, 3)}
 
 
 @dataclass(slots=True, eq=False)
@@ -90,3 +93,24 @@ class Hit:
     score: float
     parts: ScoreParts
     owner: str | None = None
+
+
+def check_record(record: MemoryRecord, *, tier: Tier, dim: int) -> None:
+    """Refuse a record its tier cannot hold: a rung outside the tier, or a bad embedding.
+
+    Raises:
+        ValueError: naming the record, the bad rung or the embedding's shape.
+    """
+    rungs = TIER_RUNGS[tier]
+    if record.rung not in rungs:
+        name = "long-term" if tier == "longterm" else tier
+        raise ValueError(
+            f"record {record.record_id} has rung {record.rung!r}; "
+            f"{name} holds rungs {rungs[0]}-{rungs[-1]}"
+        )
+    emb = record.embedding
+    if emb is None or emb.shape != (dim,):
+        shape = None if emb is None else emb.shape
+        raise ValueError(
+            f"record {record.record_id} needs an embedding of shape ({dim},), got {shape}"
+        )

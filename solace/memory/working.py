@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from solace.memory.fade import FadeColumns
-from solace.memory.record import MemoryRecord
+from solace.memory.record import MemoryRecord, check_record
 
 __all__ = ["WorkingTier"]
 
@@ -147,7 +147,7 @@ class WorkingTier:
             ValueError: the id is already in working, the rung is not 0–2, or the
                 embedding is missing or of the wrong shape.
         """
-        self._check(record)
+        check_record(record, tier="working", dim=self.dim)
         if record.record_id in self._row:
             raise ValueError(f"record {record.record_id} is already in the working tier")
         n = len(self._records)
@@ -165,7 +165,7 @@ class WorkingTier:
             KeyError: no record with that id is in working.
             ValueError: as :meth:`add`.
         """
-        self._check(record)
+        check_record(record, tier="working", dim=self.dim)
         row = self.row_of(record.record_id)
         old = self._records[row]
         self._records[row] = record
@@ -207,19 +207,6 @@ class WorkingTier:
         self._last_referenced[row] = now
 
     # ---------------------------------------------------------------- internals
-
-    def _check(self, record: MemoryRecord) -> None:
-        if record.rung not in (0, 1, 2):
-            raise ValueError(
-                f"record {record.record_id} has rung {record.rung!r}; working holds rungs 0-2"
-            )
-        emb = record.embedding
-        if emb is None or emb.shape != (self.dim,):
-            shape = None if emb is None else emb.shape
-            raise ValueError(
-                f"record {record.record_id} needs an embedding of shape ({self.dim},), "
-                f"got {shape}"
-            )
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return (
