@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from runtime_support import LINES as ALL_LINES
+from runtime_support import START
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
 
-START = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
-LINES = [
-    ("Caroline", "I moved here from Sweden four years ago."),
-    ("Melanie", "My kids and I went camping at the lake last weekend."),
-    ("Caroline", "I started a pottery class with my friend Jolene."),
-    ("Melanie", "I painted a sunrise over the ocean for my living room."),
-    ("Caroline", "The adoption agency called me back about the interview."),
-    ("Melanie", "We finally bought a violin for my daughter."),
-]
+LINES = ALL_LINES[:6]
+
 
 
 def config(threshold: float = 0.0) -> Config:
