@@ -15,7 +15,6 @@ from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, Subst
 LINES = ALL_LINES[:6]
 
 
-
 def config(threshold: float = 0.0) -> Config:
     small = AgentConfig(budget_tokens=30)
     return Config(
