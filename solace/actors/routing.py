@@ -42,11 +42,13 @@ few: only overrides are written).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from solace.actors.affect import score_affect
+
+# The fields of ``substrate.Event`` that routing reads; one protocol for the package.
+from solace.conversation.events import LoggedEvent as EventLike
 
 __all__ = [
     "ACTOR_KINDS",
@@ -73,24 +75,6 @@ MOOD_RECORD_WEIGHT = 0.5  # Mood keeps its own record of strongly emotional even
 
 _NARRATIVE = ("Supervisor", "Main")
 
-
-class EventLike(Protocol):
-    """The fields of ``substrate.Event`` routing reads."""
-
-    @property
-    def entry_id(self) -> int: ...
-
-    @property
-    def agent(self) -> str: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def content(self) -> str: ...
-
-    @property
-    def attrs(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
