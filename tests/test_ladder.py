@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from solace.config import MemoryConfig
-from solace.memory.ladder import Demotion, Ladder, format_raw, rehydrate_text
+from solace.memory.ladder import Demotion, Ladder, format_raw, mean_embedding, rehydrate_text
 from solace.memory.record import MemoryRecord
 from solace.models import HashingEmbedder, MiniLMEmbedder, WordPieceTokenizer
 
@@ -221,6 +221,51 @@ def test_one_embed_call_per_demote_and_rung_3_always_has_an_embedding(
     assert kept.embedding is rung1[0].embedding
 
 
+def test_a_merge_is_embedded_as_the_token_weighted_mean_of_its_parts_without_a_model_call(
+    tokenizer: WordPieceTokenizer,
+) -> None:
+    embedder = CountingEmbedder()
+    lad = Ladder(tokenizer=tokenizer, embedder=embedder, config=MemoryConfig())
+    records = turn_records(tokenizer, SESSION_1[:6])
+    vectors = embedder.inner.embed([r.text for r in records])
+    records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors, strict=True)]
+    demotions = lad.demote(records, now=0.0)
+    assert embedder.calls == []
+    merges = [d for d in demotions if len(d.sources) > 1]
+    assert merges
+    by_id = {r.record_id: (r, v) for r, v in zip(records, vectors, strict=True)}
+    for demotion in merges:
+        parts = [by_id[s] for s in demotion.sources]
+        weights = np.array([r.source_tokens for r, _ in parts], dtype=np.float32)
+        expected = (weights[:, None] * np.stack([v for _, v in parts])).sum(axis=0)
+        expected /= np.linalg.norm(expected)
+        assert demotion.embedding == "mean" and demotion.record.embedding is not None
+        np.testing.assert_allclose(demotion.record.embedding, expected, atol=1e-6)
+    singles = [d for d in demotions if len(d.sources) == 1]
+    assert all(d.embedding == "kept" and d.record.embedding is by_id[d.sources[0]][1]
+               for d in singles)
+    weights = np.ones(len(vectors), dtype=np.float32)
+    np.testing.assert_allclose(mean_embedding(vectors[::-1], weights),
+                               mean_embedding(vectors, weights), atol=1e-6)
+
+
+def test_a_record_reaching_rung_2_is_embedded_from_its_summary(
+    tokenizer: WordPieceTokenizer,
+) -> None:
+    embedder = CountingEmbedder()
+    lad = Ladder(tokenizer=tokenizer, embedder=embedder, config=MemoryConfig())
+    records = turn_records(tokenizer, SESSION_1[:6])
+    vectors = embedder.inner.embed([r.text for r in records])
+    records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors, strict=True)]
+    rung1 = [d.record for d in lad.demote(records, now=0.0)]
+    rung2 = lad.demote(rung1, now=0.0)
+    assert embedder.calls == [len(rung2)]  # one call for all of them
+    for demotion in rung2:
+        assert demotion.embedding == "text" and demotion.record.embedding is not None
+        np.testing.assert_allclose(demotion.record.embedding,
+                                   embedder.inner.embed([demotion.record.text])[0], atol=1e-6)
+
+
 def test_a_lone_short_turn_still_shrinks_by_rung_2(tokenizer: WordPieceTokenizer) -> None:
     lad = ladder(tokenizer)
     (record,) = turn_records(tokenizer, SESSION_1[10:11])  # two clauses, 25 tokens
@@ -278,13 +323,18 @@ def test_rehydrate_text_rebuilds_rungs_0_to_2_from_events(tokenizer: WordPieceTo
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("ingested", [False, True], ids=["embedded-from-text", "mean-of-turns"])
 def test_rung_3_signatures_from_minilm_retrieve_their_own_episode(
-    tokenizer: WordPieceTokenizer,
+    tokenizer: WordPieceTokenizer, ingested: bool
 ) -> None:
     lad = Ladder(tokenizer=tokenizer, embedder=MiniLMEmbedder(), config=MemoryConfig())
     records = turn_records(tokenizer) + turn_records(
         tokenizer, SESSION_2, start=SESSION_2_START, first_id=50
     )
+    if ingested:  # each turn carries its ingest embedding, as in the runtime
+        vectors = MiniLMEmbedder().embed([r.text for r in records])
+        records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors,
+                                                                        strict=True)]
     for rung in (1, 2, 3):
         records = [d.record for d in lad.demote(records, now=SESSION_2_START)]
         assert [r.rung for r in records] == [rung, rung]

@@ -78,6 +78,8 @@ async def test_a_deleted_snapshot_is_rebuilt_from_the_substrate(
 ) -> None:
     await env.mem.snapshot()
     before, vecs = state_of(env.mem), vectors(env)
+    sources = {e.attrs["embedding"] for e in await env.fade_events()}
+    assert {"kept", "mean"} <= sources  # merges' vectors are means, made again below
     for path in snapshot_files(env.mem.directory):
         path.unlink()
     await env.restart(snapshot=False)

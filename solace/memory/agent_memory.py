@@ -181,7 +181,9 @@ class AgentMemory:
                 raise ValueError(f"emotional_weight must be within [0, 1], got {weight!r}")
         self._check_new([e.entry_id for e in events])
         texts = [format_raw(s or e.agent, e.content) for e, s in zip(events, speakers, strict=True)]
-        vectors, counts = await self.offloader.run(self._embed_and_count, texts)
+        chunks = await self.offloader.run_chunks(self._embed_and_count, texts)
+        vectors = np.concatenate([v for v, _ in chunks])
+        counts = [n for _, part in chunks for n in part]
         self._check_new([e.entry_id for e in events])  # a concurrent ingest of the same event
         out = []
         for i, event in enumerate(events):
@@ -366,15 +368,9 @@ class AgentMemory:
                          if all(self.working.get(s) is not None for s in d.sources)
                          and all(self.working.get(s) in chosen for s in d.sources)]
             moving = [r for r in moving if self.working.get(r.record_id) is r]
-            writes = []
-            for d in demotions:
-                source = self.working.get(d.sources[0])
-                # A single record keeps its vector; a merge is embedded from its new text.
-                kept = len(d.sources) == 1 and source is not None \
-                    and d.record.embedding is source.embedding
-                writes.append((d.record, fade_attrs("demote", d.record, tier="working",
-                                                    sources=d.sources,
-                                                    embedding="kept" if kept else "text")))
+            writes = [(d.record, fade_attrs("demote", d.record, tier="working",
+                                            sources=d.sources, embedding=d.embedding))
+                      for d in demotions]
             moved = [dataclasses.replace(r, created=now) for r in moving]
             writes += [(r, fade_attrs("to_longterm", r, tier="longterm", sources=(r.record_id,),
                                       embedding="kept")) for r in moved]

@@ -18,12 +18,14 @@ working → long-term move, ``add`` a record entering working: a used cue, warm-
 (JSON lists), ``tokens``, ``source_tokens``, ``kind``, ``speakers`` and ``tags``
 (JSON), ``emotional_weight``, ``created``, ``last_referenced``, ``references``,
 ``first_event_ts``, ``event_ts``, ``private`` (``"1"``/``"0"``) and ``embedding``:
-``kept`` (the vector of the record it replaces) or ``text`` (the embedding of this
-event's content — what the ladder computes for a merge).
+``kept`` (the vector of the record it replaces), ``mean`` (the ladder's
+``mean_embedding`` of its sources' vectors — a merge) or ``text`` (the embedding of
+this event's content).
 
-Vectors are not stored in events; the replay tracks, for each record, either a
-vector it already has (from a snapshot) or the text whose embedding it is, and the
-caller embeds all pending texts in one batched, offloaded call. Reference counts
+Vectors are not stored in events; the replay tracks, for each record, how to make
+its vector — one it already has (from a snapshot), the text whose embedding it is,
+or a weighted mean of such — and the caller embeds all pending texts in one
+batched, offloaded call. Reference counts
 changed by ``touch`` after the last snapshot are not in the substrate and come back
 as they were in the last fade event or snapshot.
 """
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from solace.memory.ladder import format_raw
+from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
 from solace.memory.longterm import LongTermTier
 from solace.memory.record import MemoryRecord
 from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
@@ -142,7 +144,7 @@ def fade_attrs(
     *,
     tier: TierName,
     sources: Sequence[int],
-    embedding: Literal["kept", "text"],
+    embedding: EmbeddingSource,
 ) -> dict[str, str]:
     """The attrs of the fade event describing ``record`` (its text is the content)."""
     return {
@@ -177,7 +179,7 @@ class FadeChange:
     tier: TierName
     sources: tuple[int, ...]
     record: MemoryRecord  # embedding None
-    embedding: Literal["kept", "text"]
+    embedding: EmbeddingSource
 
 
 def parse_fade_event(event: Any) -> FadeChange:
@@ -193,7 +195,7 @@ def parse_fade_event(event: Any) -> FadeChange:
         if op not in _OPS or tier not in ("working", "longterm"):
             raise ValueError(f"op {op!r} / tier {tier!r}")
         mode = attrs["embedding"]
-        if mode not in ("kept", "text"):
+        if mode not in ("kept", "mean", "text"):
             raise ValueError(f"embedding {mode!r}")
         record = MemoryRecord(
             record_id=int(attrs["record_id"]),
@@ -220,20 +222,31 @@ def parse_fade_event(event: Any) -> FadeChange:
     return FadeChange(int(event.entry_id), op, tier, sources, record, mode)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True, slots=True)
+class _Mean:
+    """A merge's vector still to compute: (weight, recipe) per source, in id order."""
+
+    parts: tuple[tuple[float, _Recipe], ...]
+
+
+#: How the replay will get a record's vector: the vector itself, the text to embed,
+#: or a weighted mean of other recipes.
+_Recipe = np.ndarray | str | _Mean
+
+
 class ReplayState:
     """Both tiers of one agent as plain data, advanced event by event.
 
     Start empty (a full rebuild) or from a snapshot's records (:meth:`seed`), feed
-    events in entry-id order (:meth:`ingest`, :meth:`apply`), then read
-    :meth:`records` and embed :meth:`pending_texts`.
+    events in entry-id order (:meth:`ingest`, :meth:`apply`), then embed
+    :meth:`pending_texts` and read :meth:`records_of`.
     """
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
         self.tier: dict[int, TierName] = {}
         self.records: dict[int, MemoryRecord] = {}
-        self.vector_of: dict[int, np.ndarray] = {}
-        self.text_of: dict[int, str] = {}  # record id -> text whose embedding it has
+        self.recipe_of: dict[int, _Recipe] = {}  # record id -> how to make its vector
         self.entries: dict[int, int] = {}  # entry id -> record id
         self.next_extra_id = EXTRA_ID_BASE
         self.applied = 0
@@ -242,10 +255,8 @@ class ReplayState:
         """Add records that already carry their embeddings (from a snapshot)."""
         for record in records:
             self._put(record, tier)
-            if record.embedding is not None:
-                self.vector_of[record.record_id] = record.embedding
-            else:
-                self.text_of[record.record_id] = record.text
+            vector = record.embedding
+            self.recipe_of[record.record_id] = vector if vector is not None else record.text
 
     def knows_entry(self, entry_id: int) -> bool:
         """Whether some record already stands for ``entry_id``."""
@@ -256,48 +267,53 @@ class ReplayState:
         if record.entry_ids[0] in self.entries:
             return
         self._put(replace(record, embedding=None), "working")
-        self.text_of[record.record_id] = record.text
+        self.recipe_of[record.record_id] = record.text
 
     def apply(self, change: FadeChange) -> None:
         """Apply one fade event: drop its sources (and the record's old self), put the
         record in its tier."""
         rid = change.record.record_id
-        previous_vector = self.vector_of.get(rid)
-        previous_text = self.text_of.get(rid)
-        if previous_vector is None and previous_text is None and change.sources:
-            src = change.sources[0]
-            previous_vector = self.vector_of.get(src)
-            previous_text = self.text_of.get(src)
+        recipe: _Recipe | None = None
+        if change.embedding == "kept":
+            recipe = self.recipe_of.get(rid)
+            if recipe is None and change.sources:
+                recipe = self.recipe_of.get(change.sources[0])
+        elif change.embedding == "mean":
+            sources = sorted(change.sources)
+            if sources and all(s in self.recipe_of for s in sources):
+                recipe = _Mean(tuple((float(self.records[s].source_tokens), self.recipe_of[s])
+                                     for s in sources))
         for old in {*change.sources, rid}:
             self._drop(old)
         self._put(change.record, change.tier)
-        if change.embedding == "kept" and previous_vector is not None:
-            self.vector_of[rid] = previous_vector
-        elif change.embedding == "kept" and previous_text is not None:
-            self.text_of[rid] = previous_text
-        else:  # "text", or "kept" whose source is unknown here: embed this text
-            self.text_of[rid] = change.record.text
+        # "text", or a source unknown here (nothing to keep or average): embed this text
+        self.recipe_of[rid] = recipe if recipe is not None else change.record.text
         self.applied += 1
 
-    def pending_texts(self) -> dict[int, str]:
-        """Record id -> text still to embed."""
-        return dict(self.text_of)
+    def pending_texts(self) -> list[str]:
+        """The distinct texts whose embeddings :meth:`records_of` needs."""
+        texts: dict[str, None] = {}
+        stack = list(self.recipe_of.values())
+        while stack:
+            recipe = stack.pop()
+            if isinstance(recipe, str):
+                texts[recipe] = None
+            elif isinstance(recipe, _Mean):
+                stack.extend(part for _, part in recipe.parts)
+        return list(texts)
 
-    def records_of(self, tier: TierName, vectors: Mapping[int, np.ndarray]) -> list[MemoryRecord]:
-        """The records of ``tier``, each with its embedding (known or from ``vectors``).
+    def records_of(self, tier: TierName, vectors: Mapping[str, np.ndarray]) -> list[MemoryRecord]:
+        """The records of ``tier``, each with its embedding (``vectors``: text -> vector
+        for :meth:`pending_texts`).
 
         Raises:
-            KeyError: a pending record has no vector in ``vectors``.
+            KeyError: a pending text has no vector in ``vectors``.
         """
         out = []
         for rid, record in self.records.items():
-            if self.tier[rid] != tier:
-                continue
-            vector = self.vector_of.get(rid)
-            if vector is None:
-                vector = vectors[rid]
-            record.embedding = np.asarray(vector, dtype=np.float32)
-            out.append(record)
+            if self.tier[rid] == tier:
+                record.embedding = _vector(self.recipe_of[rid], vectors)
+                out.append(record)
         return out
 
     def _put(self, record: MemoryRecord, tier: TierName) -> None:
@@ -312,12 +328,20 @@ class ReplayState:
     def _drop(self, rid: int) -> None:
         record = self.records.pop(rid, None)
         self.tier.pop(rid, None)
-        self.vector_of.pop(rid, None)
-        self.text_of.pop(rid, None)
+        self.recipe_of.pop(rid, None)
         if record is not None:
             for entry in record.entry_ids:
                 if self.entries.get(entry) == rid:
                     del self.entries[entry]
+
+
+def _vector(recipe: _Recipe, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+    if isinstance(recipe, str):
+        return np.asarray(vectors[recipe], dtype=np.float32)
+    if isinstance(recipe, _Mean):
+        return mean_embedding([_vector(part, vectors) for _, part in recipe.parts],
+                              [weight for weight, _ in recipe.parts])
+    return np.asarray(recipe, dtype=np.float32)
 
 
 # ------------------------------------------------------------------ restoring
@@ -442,13 +466,12 @@ async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any]
     return changed
 
 
-async def _embed_pending(memory: AgentMemory, state: ReplayState) -> dict[int, np.ndarray]:
-    pending = state.pending_texts()
-    if not pending:
+async def _embed_pending(memory: AgentMemory, state: ReplayState) -> dict[str, np.ndarray]:
+    texts = state.pending_texts()
+    if not texts:
         return {}
-    ids = list(pending)
-    vectors = await memory.offloader.run(memory.embedder.embed, [pending[i] for i in ids])
-    return {rid: np.asarray(v, dtype=np.float32) for rid, v in zip(ids, vectors, strict=True)}
+    vectors = await memory.offloader.run(memory.embedder.embed, texts)
+    return {text: np.asarray(v, dtype=np.float32) for text, v in zip(texts, vectors, strict=True)}
 
 
 def _sync_longterm(tier: LongTermTier, records: list[MemoryRecord]) -> None:

@@ -14,9 +14,11 @@ from solace.memory.ladder.dates import resolve_relative_dates as resolve_relativ
 from solace.memory.ladder.episodes import group_episodes as group_episodes
 from solace.memory.ladder.extractive import extract_key_points as extract_key_points
 from solace.memory.ladder.ladder import Demotion as Demotion
+from solace.memory.ladder.ladder import EmbeddingSource as EmbeddingSource
 from solace.memory.ladder.ladder import Ladder as Ladder
 from solace.memory.ladder.ladder import LadderStats as LadderStats
 from solace.memory.ladder.ladder import RawEvent as RawEvent
+from solace.memory.ladder.ladder import mean_embedding as mean_embedding
 from solace.memory.ladder.ladder import rehydrate_text as rehydrate_text
 from solace.memory.ladder.llm_compress import BatchCompressor as BatchCompressor
 from solace.memory.ladder.pronouns import resolve_pronouns as resolve_pronouns
@@ -28,6 +30,7 @@ from solace.memory.ladder.tags import tag_line as tag_line
 __all__ = [
     "BatchCompressor",
     "Demotion",
+    "EmbeddingSource",
     "Ladder",
     "LadderStats",
     "RawEvent",
@@ -36,6 +39,7 @@ __all__ = [
     "extract_key_points",
     "format_raw",
     "group_episodes",
+    "mean_embedding",
     "rehydrate_text",
     "resolve_pronouns",
     "resolve_relative_dates",

@@ -1,0 +1,61 @@
+"""The one adapter to worker threads: results in order, errors unchanged, chunks in parallel."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+import trio
+
+from solace.offload import Offloader
+
+
+async def test_run_returns_the_result_and_raises_the_callables_own_error() -> None:
+    offloader = Offloader(2)
+    assert await offloader.run(sum, [1, 2, 3]) == 6
+    with pytest.raises(ZeroDivisionError):
+        await offloader.run(lambda: 1 / 0)
+
+
+async def test_run_chunks_splits_across_threads_and_keeps_the_order() -> None:
+    offloader = Offloader(2)
+    both_running = threading.Barrier(2, timeout=5)  # passes only if two chunks run at once
+
+    def double(items: Sequence[int]) -> list[int]:
+        both_running.wait()
+        return [2 * i for i in items]
+
+    chunks = await offloader.run_chunks(double, list(range(40)), min_chunk=8)
+    assert [x for chunk in chunks for x in chunk] == [2 * i for i in range(40)]
+    assert len(chunks) == 2
+
+
+async def test_run_chunks_keeps_a_small_batch_whole() -> None:
+    offloader = Offloader(2)
+    assert await offloader.run_chunks(list, [1, 2, 3], min_chunk=8) == [[1, 2, 3]]
+    assert await offloader.run_chunks(list, [], min_chunk=8) == [[]]
+    with pytest.raises(ValueError, match="min_chunk"):
+        await offloader.run_chunks(list, [1], min_chunk=0)
+
+
+async def test_run_chunks_raises_a_chunks_error_unwrapped() -> None:
+    def boom(items: Sequence[int]) -> list[int]:
+        if 0 in items:
+            raise KeyError("first chunk")
+        return list(items)
+
+    with pytest.raises(KeyError, match="first chunk"):
+        await Offloader(2).run_chunks(boom, list(range(20)), min_chunk=8)
+
+
+def test_an_offloader_needs_a_thread() -> None:
+    with pytest.raises(ValueError, match="threads > 0"):
+        Offloader(0)
+
+
+async def test_a_started_call_finishes_and_returns_even_when_cancelled() -> None:
+    with trio.move_on_after(0.01):
+        chunks = await Offloader(2).run_chunks(
+            lambda items: threading.Event().wait(0.2) or list(items), [1] * 16)
+    assert chunks == [[1] * 8, [1] * 8]
