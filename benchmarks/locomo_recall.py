@@ -29,11 +29,16 @@ Usage::
 
     python benchmarks/locomo_recall.py [DATA] [--conversations N] [--out FILE]
         [--systems solace,baselines] [--config FILE] [--agent Main] [--own-memory-only]
+        [--llm-compression [--min-acceptance X]]
+
+With ``--llm-compression`` the configured LLM (SmolLM2 by default) compresses rung 2
+and the replay reports LLM calls, generated tokens and guard verdicts per event.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -213,6 +218,14 @@ async def run_solace(
     """Replay each conversation into a fresh runtime, then ask its questions."""
     tally = Tally()
     config = load_config(args.config)
+    if args.llm_compression or args.min_acceptance is not None:
+        memory = config.memory
+        if args.llm_compression:
+            memory = dataclasses.replace(memory, compression="llm")
+        if args.min_acceptance is not None:
+            memory = dataclasses.replace(memory, llm_min_acceptance=args.min_acceptance)
+        config = dataclasses.replace(config, memory=memory)
+    llm_totals: dict[str, int] = {}
     replay_seconds = 0.0
     faded_records = faded_events = total_records = total_events = 0
     rung_counts: dict[str, int] = {}
@@ -222,6 +235,9 @@ async def run_solace(
             t0 = time.perf_counter()
             ids = await replay(rt, conv)
             replay_seconds += time.perf_counter() - t0
+            for key, value in dataclasses.asdict(rt.ladder.stats).items():
+                if key.startswith(("llm_", "guard_", "generated_")):
+                    llm_totals[key] = llm_totals.get(key, 0) + value
             dia_of = {eid: dia for dia, eid in ids.items()}
             memory = rt.memories[args.agent]
             for record in memory.working.records():
@@ -252,13 +268,22 @@ async def run_solace(
                 ]
                 score_question(tally, q, ranked)
             print(f"  {conv.sample_id}: {len(ids)} turns replayed; {rt.status()}", flush=True)
+    turns = sum(len(c.turns) for c in conversations)
     extra: dict[str, object] = {
+        "compression": config.memory.compression,
         "replay_seconds": round(replay_seconds, 1),
-        "turns_per_second": round(sum(len(c.turns) for c in conversations) / replay_seconds, 1),
+        "turns_per_second": round(turns / replay_seconds, 1),
         "faded_share_records": round(100.0 * faded_records / max(total_records, 1), 1),
         "faded_share_events": round(100.0 * faded_events / max(total_events, 1), 1),
         "records_by_tier_rung": dict(sorted(rung_counts.items())),
     }
+    if config.memory.compression == "llm":
+        extra["llm_min_acceptance"] = config.memory.llm_min_acceptance
+        extra["llm"] = llm_totals
+        extra["llm_calls_per_event"] = round(llm_totals.get("llm_calls", 0) / turns, 4)
+        extra["generated_tokens_per_event"] = round(
+            llm_totals.get("generated_tokens", 0) / turns, 2)
+        extra["guard_rejections_per_event"] = round(llm_totals.get("guard_rejected", 0) / turns, 4)
     return tally, extra
 
 
@@ -324,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--systems", default="solace,baselines", help="comma list of: solace, baselines"
     )
+    parser.add_argument("--llm-compression", action="store_true",
+                        help="memory.compression = \"llm\" (the configured model)")
+    parser.add_argument("--min-acceptance", type=float, default=None,
+                        help="override memory.llm_min_acceptance (0 never benches the model)")
     args = parser.parse_args(argv)
     path = Path(args.data)
     if not path.is_file():

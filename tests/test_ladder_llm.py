@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -198,3 +199,52 @@ def test_deterministic_compression_never_calls_the_llm(tokenizer: WordPieceToken
     lad = Ladder(tokenizer=tokenizer, embedder=HashingEmbedder(), llm=llm, config=MemoryConfig())
     lad.demote(rung1_records(tokenizer), now=0.0)
     assert llm.prompts == [] and lad.stats.llm_calls == 0
+
+
+def test_a_second_agent_fading_the_same_episode_reuses_the_verdict_without_a_call(
+    tokenizer: WordPieceTokenizer,
+) -> None:
+    good = "Caroline went to a LGBTQ support group on 7 May 2023; transgender stories inspired her."
+    llm = FakeLLM(answer=lambda p: {"summaries": [{"id": 1, "summary": good}]})
+    lad = llm_ladder(tokenizer, llm)
+    mains = rung1_records(tokenizer)
+    first = [d.record.text for d in lad.demote(mains, now=0.0)]
+    supervisors = [dataclasses.replace(r, agent="Supervisor") for r in mains]
+    second = [d.record.text for d in lad.demote(supervisors, now=0.0)]
+    assert second == first and first[0] == good
+    assert lad.stats.llm_calls == len(llm.prompts) == 1
+    assert lad.stats.llm_reused == 3
+
+
+MOODS = ["calm", "warm", "bright", "long", "quiet", "late", "grey"]
+VARIANTS = [f"{TEXTS[0]} It felt {a} and {b}." for a in MOODS for b in MOODS if a != b]
+GOOD = "Caroline went to a LGBTQ support group on 7 May 2023; transgender stories inspired her."
+INVENTED = "Caroline and Bob went to a LGBTQ support group on 7 May 2023."
+
+
+def test_a_model_the_guard_keeps_refusing_is_benched_and_probed_until_it_passes_again(
+    tokenizer: WordPieceTokenizer,
+) -> None:
+    answer = {"summary": INVENTED}
+    llm = FakeLLM(answer=lambda p: {"summaries": [{"id": 1, **answer}]})
+    lad = llm_ladder(tokenizer, llm, llm_batch_records=1, llm_min_acceptance=0.1,
+                     llm_probe_every=2)
+    records = rung1_records(tokenizer, VARIANTS)
+    lad.demote(records[:24], now=0.0)  # 24 refused pieces: the window is full of them
+    assert lad.stats.llm_calls == 24 and lad.stats.guard_rejected == 24
+    lad.demote(records[24:28], now=0.0)
+    assert lad.stats.llm_calls == 26 and lad.stats.llm_skipped == 2  # probes: 2nd and 4th
+    answer["summary"] = GOOD  # the model (or its prompt) got better
+    out = lad.demote(records[28:36], now=0.0)
+    # benched batches 5-10: probes at the 6th, 8th and 10th pass (3 of 24 >= 0.1), so
+    # the last two go to the model straight away
+    assert (lad.stats.llm_calls, lad.stats.llm_skipped) == (26 + 3 + 2, 2 + 3)
+    assert lad.stats.guard_accepted == 5 and out[-1].record.text == GOOD
+    assert all(r.rung == 2 and r.text for r in (d.record for d in out))
+
+
+def test_a_min_acceptance_of_zero_never_benches_the_model(tokenizer: WordPieceTokenizer) -> None:
+    llm = FakeLLM(answer=lambda p: {"summaries": [{"id": 1, "summary": INVENTED}]})
+    lad = llm_ladder(tokenizer, llm, llm_batch_records=1, llm_min_acceptance=0.0)
+    lad.demote(rung1_records(tokenizer, VARIANTS[:30]), now=0.0)
+    assert lad.stats.llm_calls == 30 and lad.stats.llm_skipped == 0

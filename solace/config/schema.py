@@ -180,6 +180,8 @@ class MemoryConfig:
     episode_min_similarity: float = 0.3  # cosine to the episode centroid to merge into it
     llm_batch_records: int = 4  # compression = "llm": records per LLM call ...
     llm_batch_tokens: int = 1200  # ... and rung-1 tokens per call
+    llm_min_acceptance: float = 0.1  # bench the model below this guard-accepted share ...
+    llm_probe_every: int = 10  # ... then send it only one batch in this many
 
     def __post_init__(self) -> None:
         _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search",
@@ -194,6 +196,7 @@ class MemoryConfig:
             "max_episode_tokens",
             "llm_batch_records",
             "llm_batch_tokens",
+            "llm_probe_every",
         )
         if not 1.0 >= self.rung1_ratio >= self.rung2_ratio >= self.rung3_ratio:
             raise ValueError(
@@ -203,6 +206,7 @@ class MemoryConfig:
         _within(self, "episode_min_similarity", -1.0, 1.0)
         _non_negative(self, "warmup_records")
         _within(self, "guard_keep_share", 0.0, 1.0)
+        _within(self, "llm_min_acceptance", 0.0, 1.0)
         if self.warmup_rung not in (0, 1, 2):
             raise ValueError(f"warmup_rung must be 0, 1 or 2, got {self.warmup_rung!r}")
 

@@ -98,6 +98,9 @@ class LadderStats:
         guard_rejected: LLM pieces the guard refused (deterministic form used).
         llm_too_long: pieces the guard passed but the rung's size limit refused.
         llm_missing: records an LLM answer left out (deterministic form used).
+        llm_reused: records given an earlier verdict on the same text (no call).
+        llm_skipped: records given the deterministic form while the model was benched
+            for failing the guard (see :class:`BatchCompressor`).
         salient_in: names+numbers+dates in rung-1 texts demoted to rung 2 ...
         salient_kept: ... and how many of them the rung-2 texts kept.
     """
@@ -111,6 +114,8 @@ class LadderStats:
     guard_rejected: int = 0
     llm_too_long: int = 0
     llm_missing: int = 0
+    llm_reused: int = 0
+    llm_skipped: int = 0
     salient_in: int = 0
     salient_kept: int = 0
 
@@ -190,6 +195,8 @@ class Ladder:
                 tokenizer,
                 batch_records=config.llm_batch_records,
                 batch_tokens=config.llm_batch_tokens,
+                min_acceptance=config.llm_min_acceptance,
+                probe_every=config.llm_probe_every,
             )
 
     def demote(self, records: Sequence[MemoryRecord], *, now: float) -> list[Demotion]:
@@ -288,6 +295,8 @@ class Ladder:
                 stats.guard_rejected += llm_counts.rejected
                 stats.llm_too_long += llm_counts.too_long
                 stats.llm_missing += llm_counts.missing
+                stats.llm_reused += llm_counts.reused
+                stats.llm_skipped += llm_counts.skipped
         return demotions
 
     def _budget(self, group: Sequence[MemoryRecord], rung: int) -> int:
