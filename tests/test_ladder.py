@@ -111,6 +111,12 @@ def turn_records(
     return records
 
 
+def with_embeddings(records: Sequence[MemoryRecord], embedder: Any) -> list[MemoryRecord]:
+    """The records as ingest leaves them: each with the embedding of its text."""
+    vectors = embedder.embed([r.text for r in records])
+    return [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors, strict=True)]
+
+
 def ladder(tokenizer: WordPieceTokenizer, **config: Any) -> Ladder:
     return Ladder(tokenizer=tokenizer, embedder=HashingEmbedder(), config=MemoryConfig(**config))
 
@@ -226,24 +232,23 @@ def test_a_merge_is_embedded_as_the_token_weighted_mean_of_its_parts_without_a_m
 ) -> None:
     embedder = CountingEmbedder()
     lad = Ladder(tokenizer=tokenizer, embedder=embedder, config=MemoryConfig())
-    records = turn_records(tokenizer, SESSION_1[:6])
-    vectors = embedder.inner.embed([r.text for r in records])
-    records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors, strict=True)]
+    records = with_embeddings(turn_records(tokenizer, SESSION_1[:6]), embedder.inner)
     demotions = lad.demote(records, now=0.0)
     assert embedder.calls == []
     merges = [d for d in demotions if len(d.sources) > 1]
     assert merges
-    by_id = {r.record_id: (r, v) for r, v in zip(records, vectors, strict=True)}
+    by_id = {r.record_id: r for r in records}
     for demotion in merges:
         parts = [by_id[s] for s in demotion.sources]
-        weights = np.array([r.source_tokens for r, _ in parts], dtype=np.float32)
-        expected = (weights[:, None] * np.stack([v for _, v in parts])).sum(axis=0)
+        weights = np.array([r.source_tokens for r in parts], dtype=np.float32)
+        expected = (weights[:, None] * np.stack([r.embedding for r in parts])).sum(axis=0)
         expected /= np.linalg.norm(expected)
         assert demotion.embedding == "mean" and demotion.record.embedding is not None
         np.testing.assert_allclose(demotion.record.embedding, expected, atol=1e-6)
     singles = [d for d in demotions if len(d.sources) == 1]
-    assert all(d.embedding == "kept" and d.record.embedding is by_id[d.sources[0]][1]
+    assert all(d.embedding == "kept" and d.record.embedding is by_id[d.sources[0]].embedding
                for d in singles)
+    vectors = [r.embedding for r in records if r.embedding is not None]
     weights = np.ones(len(vectors), dtype=np.float32)
     np.testing.assert_allclose(mean_embedding(vectors[::-1], weights),
                                mean_embedding(vectors, weights), atol=1e-6)
@@ -254,9 +259,7 @@ def test_a_record_reaching_rung_2_is_embedded_from_its_summary(
 ) -> None:
     embedder = CountingEmbedder()
     lad = Ladder(tokenizer=tokenizer, embedder=embedder, config=MemoryConfig())
-    records = turn_records(tokenizer, SESSION_1[:6])
-    vectors = embedder.inner.embed([r.text for r in records])
-    records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors, strict=True)]
+    records = with_embeddings(turn_records(tokenizer, SESSION_1[:6]), embedder.inner)
     rung1 = [d.record for d in lad.demote(records, now=0.0)]
     rung2 = lad.demote(rung1, now=0.0)
     assert embedder.calls == [len(rung2)]  # one call for all of them
@@ -331,10 +334,8 @@ def test_rung_3_signatures_from_minilm_retrieve_their_own_episode(
     records = turn_records(tokenizer) + turn_records(
         tokenizer, SESSION_2, start=SESSION_2_START, first_id=50
     )
-    if ingested:  # each turn carries its ingest embedding, as in the runtime
-        vectors = MiniLMEmbedder().embed([r.text for r in records])
-        records = [dataclasses.replace(r, embedding=v) for r, v in zip(records, vectors,
-                                                                        strict=True)]
+    if ingested:
+        records = with_embeddings(records, MiniLMEmbedder())
     for rung in (1, 2, 3):
         records = [d.record for d in lad.demote(records, now=SESSION_2_START)]
         assert [r.rung for r in records] == [rung, rung]
