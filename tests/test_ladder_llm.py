@@ -82,6 +82,7 @@ def rung1_records(
 
 
 def llm_ladder(tokenizer: WordPieceTokenizer, llm: FakeLLM, **config: Any) -> Ladder:
+    config.setdefault("llm_max_calls_per_event", 0.0)  # no call budget unless a test sets one
     return Ladder(tokenizer=tokenizer, embedder=HashingEmbedder(), llm=llm,
                   config=MemoryConfig(compression="llm", **config))  # fmt: skip
 
@@ -248,3 +249,16 @@ def test_a_min_acceptance_of_zero_never_benches_the_model(tokenizer: WordPieceTo
     lad = llm_ladder(tokenizer, llm, llm_batch_records=1, llm_min_acceptance=0.0)
     lad.demote(rung1_records(tokenizer, VARIANTS[:30]), now=0.0)
     assert lad.stats.llm_calls == 30 and lad.stats.llm_skipped == 0
+
+
+def test_calls_stay_within_the_budget_per_compressed_event(tokenizer: WordPieceTokenizer) -> None:
+    llm = FakeLLM(answer=lambda p: {"summaries": [{"id": 1, "summary": GOOD}]})
+    lad = llm_ladder(tokenizer, llm, llm_batch_records=1, llm_max_calls_per_event=0.25)
+    records = rung1_records(tokenizer, VARIANTS[:8])  # two events each
+    outs = [lad.demote([record], now=0.0)[0].record for record in records]  # a pass each
+    # the first call is free; then calls <= 0.25 x events seen (2 per record): calls
+    # for records 1, 4, 6 and 8
+    assert lad.stats.llm_calls == len(llm.prompts) == 4
+    assert lad.stats.llm_over_budget == 4 and lad.stats.guard_accepted == 4
+    assert [r.text == GOOD for r in outs] == [True, False, False, True, False, True, False, True]
+    assert all(r.rung == 2 and r.text for r in outs)

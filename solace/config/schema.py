@@ -182,6 +182,7 @@ class MemoryConfig:
     llm_batch_tokens: int = 1200  # ... and rung-1 tokens per call
     llm_min_acceptance: float = 0.1  # bench the model below this guard-accepted share ...
     llm_probe_every: int = 10  # ... then send it only one batch in this many
+    llm_max_calls_per_event: float = 0.05  # call budget per compressed event (0: none)
 
     def __post_init__(self) -> None:
         _positive(self, "episode_gap_minutes", "hnsw_threshold", "hnsw_m", "hnsw_ef_search",
@@ -207,6 +208,7 @@ class MemoryConfig:
         _non_negative(self, "warmup_records")
         _within(self, "guard_keep_share", 0.0, 1.0)
         _within(self, "llm_min_acceptance", 0.0, 1.0)
+        _non_negative(self, "llm_max_calls_per_event")
         if self.warmup_rung not in (0, 1, 2):
             raise ValueError(f"warmup_rung must be 0, 1 or 2, got {self.warmup_rung!r}")
 

@@ -25,9 +25,9 @@ this event's content).
 Vectors are not stored in events; the replay tracks, for each record, how to make
 its vector — one it already has (from a snapshot), the text whose embedding it is,
 or a weighted mean of such — and the caller embeds all pending texts in one
-batched, offloaded call. Reference counts
-changed by ``touch`` after the last snapshot are not in the substrate and come back
-as they were in the last fade event or snapshot.
+batched, offloaded pass. Reference counts changed by ``touch`` after the last
+snapshot are not in the substrate and come back as they were in the last fade event
+or snapshot.
 """
 
 from __future__ import annotations
@@ -470,7 +470,7 @@ async def _embed_pending(memory: AgentMemory, state: ReplayState) -> dict[str, n
     texts = state.pending_texts()
     if not texts:
         return {}
-    vectors = await memory.offloader.run(memory.embedder.embed, texts)
+    vectors = np.concatenate(await memory.offloader.run_chunks(memory.embedder.embed, texts))
     return {text: np.asarray(v, dtype=np.float32) for text, v in zip(texts, vectors, strict=True)}
 
 

@@ -101,6 +101,8 @@ class LadderStats:
         llm_reused: records given an earlier verdict on the same text (no call).
         llm_skipped: records given the deterministic form while the model was benched
             for failing the guard (see :class:`BatchCompressor`).
+        llm_over_budget: records given the deterministic form to keep within
+            ``llm_max_calls_per_event``.
         salient_in: names+numbers+dates in rung-1 texts demoted to rung 2 ...
         salient_kept: ... and how many of them the rung-2 texts kept.
     """
@@ -116,6 +118,7 @@ class LadderStats:
     llm_missing: int = 0
     llm_reused: int = 0
     llm_skipped: int = 0
+    llm_over_budget: int = 0
     salient_in: int = 0
     salient_kept: int = 0
 
@@ -197,6 +200,7 @@ class Ladder:
                 batch_tokens=config.llm_batch_tokens,
                 min_acceptance=config.llm_min_acceptance,
                 probe_every=config.llm_probe_every,
+                max_calls_per_event=config.llm_max_calls_per_event,
             )
 
     def demote(self, records: Sequence[MemoryRecord], *, now: float) -> list[Demotion]:
@@ -259,7 +263,8 @@ class Ladder:
         to_rung2 = [i for i, g in enumerate(groups) if g[0].rung == 1]
         if self._compressor is not None and to_rung2:
             jobs = [
-                CompressionJob(self._joined(groups[i]), texts[i], self._budget(groups[i], 2))
+                CompressionJob(self._joined(groups[i]), texts[i], self._budget(groups[i], 2),
+                               events=sum(len(r.entry_ids) for r in groups[i]))
                 for i in to_rung2
             ]
             outputs, llm_counts = self._compressor.compress(jobs)
@@ -297,6 +302,7 @@ class Ladder:
                 stats.llm_missing += llm_counts.missing
                 stats.llm_reused += llm_counts.reused
                 stats.llm_skipped += llm_counts.skipped
+                stats.llm_over_budget += llm_counts.over_budget
         return demotions
 
     def _budget(self, group: Sequence[MemoryRecord], rung: int) -> int:

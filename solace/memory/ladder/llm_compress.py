@@ -9,12 +9,16 @@ allows. A failed call, a malformed answer, a missing piece or a rejected one get
 the deterministic form, which is always computed first. So a model can only make
 memory better or leave it as it would have been.
 
-Two things keep the cost down. A job already judged (the same rung-1 text and
-budget: two agents fading the same episode) reuses its verdict instead of calling
-again. And a model whose pieces the guard keeps refusing is benched: once the share
-accepted among the last ``_WINDOW`` pieces falls below ``min_acceptance``, only one
-batch in ``probe_every`` goes to the model (a probe), the rest get the deterministic
-form at once; probes that pass bring it back. Measured on LoCoMo, SmolLM2-135M had 1
+Three things bound the cost. Calls are budgeted: at most ``max_calls_per_event``
+calls per event the compressed records stand for, counted from the start (a batch
+that would go over gets the deterministic forms) — an agent with a small budget
+fades a record or two per pass, which would otherwise cost a call each. A job
+already judged (the same rung-1 text and budget: two agents fading the same
+episode) reuses its verdict instead of calling again. And a model whose pieces the
+guard keeps refusing is benched: once the share accepted among the last
+``_WINDOW`` pieces falls below ``min_acceptance``, only one batch in
+``probe_every`` goes to the model (a probe), the rest get the deterministic form at
+once; probes that pass bring it back. Measured on LoCoMo, SmolLM2-135M had 1
 of 218 pieces accepted, at ~21 s a call.
 """
 
@@ -59,11 +63,13 @@ class CompressionJob:
         source: its rung-1 text (what the model summarises and the guard checks against).
         fallback: its deterministic rung-2 form.
         budget_tokens: the rung-2 size target.
+        events: how many events the record stands for (the call budget counts them).
     """
 
     source: str
     fallback: str
     budget_tokens: int
+    events: int = 1
 
 
 @dataclass(slots=True)
@@ -79,6 +85,7 @@ class CompressionCounts:
     missing: int = 0  # records the answer left out
     reused: int = 0  # jobs answered by an earlier verdict on the same text (no call)
     skipped: int = 0  # jobs given the deterministic form while the model was benched
+    over_budget: int = 0  # jobs given the deterministic form to stay within the call budget
 
 
 def summaries_schema(count: int, max_chars: int) -> dict[str, Any]:
@@ -136,6 +143,7 @@ class BatchCompressor:
         min_acceptance: bench the model when fewer than this share of its latest
             pieces passed (0 never benches).
         probe_every: while benched, one batch in this many still goes to the model.
+        max_calls_per_event: the call budget (0 means none).
     """
 
     def __init__(
@@ -148,6 +156,7 @@ class BatchCompressor:
         batch_tokens: int,
         min_acceptance: float = 0.0,
         probe_every: int = 10,
+        max_calls_per_event: float = 0.0,
     ) -> None:
         if batch_records < 1 or batch_tokens < 1 or probe_every < 1:
             raise ValueError(
@@ -156,6 +165,8 @@ class BatchCompressor:
             )
         if not 0.0 <= min_acceptance <= 1.0:
             raise ValueError(f"min_acceptance must be within [0, 1], got {min_acceptance!r}")
+        if not max_calls_per_event >= 0.0:
+            raise ValueError(f"max_calls_per_event must be >= 0, got {max_calls_per_event!r}")
         self.llm = llm
         self.guard = guard
         self.tokenizer = tokenizer
@@ -163,12 +174,15 @@ class BatchCompressor:
         self.batch_tokens = batch_tokens
         self.min_acceptance = min_acceptance
         self.probe_every = probe_every
+        self.max_calls_per_event = max_calls_per_event
         # One compression at a time: the model runs one call at a time anyway, and a
         # second agent must see the first one's verdicts on the same jobs.
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple[str, int], str | None] = OrderedDict()
         self._verdicts: deque[bool] = deque(maxlen=_WINDOW)
         self._benched_batches = 0
+        self._events = 0  # events of every job not answered from the memo
+        self._calls = 0
 
     @property
     def benched(self) -> bool:
@@ -210,11 +224,16 @@ class BatchCompressor:
                     texts[index] = self._memo[key] or job.fallback
                 else:
                     fresh.append(index)
+                    self._events += job.events
             for batch in self._batches([jobs[i] for i in fresh]):
                 indices = [fresh[i] for i in batch]
+                if self._over_budget():
+                    counts.over_budget += len(indices)
+                    continue
                 if self._bench_this_batch():
                     counts.skipped += len(indices)
                     continue
+                self._calls += 1
                 pieces = self._judged([jobs[i] for i in indices], counts)
                 for index, piece in zip(indices, pieces or [None] * len(indices), strict=True):
                     if pieces is not None:  # a failed call is not a verdict worth reusing
@@ -222,6 +241,11 @@ class BatchCompressor:
                     if piece is not None:
                         texts[index] = piece
         return texts, counts
+
+    def _over_budget(self) -> bool:
+        # The first call is always allowed; after it, calls <= budget x events.
+        limit = self.max_calls_per_event * self._events
+        return self.max_calls_per_event > 0 and self._calls > 0 and self._calls + 1 > limit
 
     def _bench_this_batch(self) -> bool:
         if not self.benched:
