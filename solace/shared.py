@@ -73,7 +73,8 @@ class SharedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         found: dict[str, np.ndarray] = {}
-        waits: dict[str, threading.Event] = {}
+        waits: dict[str, threading.Event] = {}  # texts another thread is embedding
+        mine: list[str] = []  # texts this call embeds
         done = threading.Event()
         with self._lock:
             for text in dict.fromkeys(texts):
@@ -83,7 +84,7 @@ class SharedEmbedder:
                     waits[text] = self._in_flight[text]
                 else:
                     self._in_flight[text] = done
-            mine = [t for t in dict.fromkeys(texts) if t not in found and t not in waits]
+                    mine.append(text)
         try:
             if mine:
                 found.update(zip(mine, self.inner.embed(mine), strict=True))
