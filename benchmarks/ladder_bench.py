@@ -143,11 +143,15 @@ def run_deterministic(
         ingest_seconds += time.perf_counter() - start
         current = records
         forms: dict[int, list[MemoryRecord]] = {}
+        sources_of: dict[int, tuple[int, ...]] = {}  # rung-2 record id -> its rung-1 ids
         for rung in (1, 2, 3):
             start = time.perf_counter()
-            current = [d.record for d in ladder.demote(current, now=records[-1].event_ts)]
+            demotions = ladder.demote(current, now=records[-1].event_ts)
             seconds[rung] += time.perf_counter() - start
+            current = [d.record for d in demotions]
             forms[rung] = current
+            if rung == 2:
+                sources_of = {d.record.record_id: d.sources for d in demotions}
             ratios[rung] += [r.tokens / r.source_tokens for r in current]
         rung1_all += forms[1]
         raw = "\n".join(r.text for r in records)
@@ -171,8 +175,10 @@ def run_deterministic(
                 total, kept = salient_survival(resolved, cut)
                 survival["baseline 0->2 resolved"][0] += total
                 survival["baseline 0->2 resolved"][1] += kept
-        for one, two in zip(forms[1], forms[2], strict=True):
-            verdict = guard.check(one.text, two.text)
+        rung1_text_of = {r.record_id: r.text for r in forms[1]}
+        for two in forms[2]:  # rung-1 records of one episode may merge again on the way
+            one = "\n".join(rung1_text_of[i] for i in sources_of[two.record_id])
+            verdict = guard.check(one, two.text)
             invented_records += bool(verdict.invented)
             invented_items += len(verdict.invented)
     events = sum(len(r) for r in eps)
