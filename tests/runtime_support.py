@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 START = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
 
@@ -17,3 +19,13 @@ LINES = [
     ("Caroline", "I ran a charity race for mental health on Saturday."),
     ("Melanie", "The museum trip with the kids was wonderful."),
 ]
+
+
+async def fill(rt: Any, lines: Sequence[tuple[str, str]] = LINES) -> list[int]:
+    """Main observes ``lines`` five minutes apart from START; the fade then settles."""
+    ids = []
+    for i, (speaker, text) in enumerate(lines):
+        ids.append(await rt.agent("Main").observe(
+            text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
+    await rt.settle()
+    return ids

@@ -66,12 +66,18 @@ async def walk_to_rung_2(env: Env) -> tuple[int, str]:
     return rid, expected.record.text
 
 
+def llm_env(tmp_path: Path, llm: Any) -> Env:
+    """An agent whose ladder compresses rung 2 with ``llm``."""
+    env = Env(tmp_path, CONFIG, LLM_MEMORY)
+    env.ladder = Ladder(tokenizer=env.tokenizer, embedder=env.embedder, config=LLM_MEMORY,
+                        llm=llm)
+    return env
+
+
 async def test_an_llm_answering_garbage_leaves_the_deterministic_form(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    env = Env(tmp_path, CONFIG, LLM_MEMORY)
-    env.ladder = Ladder(tokenizer=env.tokenizer, embedder=env.embedder, config=LLM_MEMORY,
-                        llm=GarbageLLM())
+    env = llm_env(tmp_path, GarbageLLM())
     rid, expected = await walk_to_rung_2(env)
     record = env.mem.working.get(rid)
     assert record is not None and record.text == expected
@@ -83,9 +89,7 @@ async def test_an_llm_answering_garbage_leaves_the_deterministic_form(
 async def test_an_llm_that_raises_leaves_the_deterministic_form(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    env = Env(tmp_path, CONFIG, LLM_MEMORY)
-    env.ladder = Ladder(tokenizer=env.tokenizer, embedder=env.embedder, config=LLM_MEMORY,
-                        llm=DownLLM())
+    env = llm_env(tmp_path, DownLLM())
     rid, expected = await walk_to_rung_2(env)
     record = env.mem.working.get(rid)
     assert record is not None and record.text == expected

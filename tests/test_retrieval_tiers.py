@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from runtime_support import LINES, START
+from runtime_support import START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
@@ -24,19 +24,10 @@ def config(budget: int = 40, merge: bool = False) -> Config:
     )
 
 
-async def fill(rt, clock: ReplayClock, lines=LINES) -> list[int]:  # type: ignore[no-untyped-def]
-    ids = []
-    for i, (speaker, text) in enumerate(lines):
-        ids.append(await rt.agent("Main").observe(
-            text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
-    await rt.settle()
-    return ids
-
-
 async def test_recall_merges_both_tiers_best_first_on_one_score(tmp_path: Path) -> None:
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
-        await fill(rt, clock)
+        await fill(rt)
         memory = rt.memories["Main"]
         assert len(memory.working) and len(memory.longterm)  # both tiers hold records
         hits = await rt.agent("Main").recall("Caroline Sweden pottery violin", k=20,
@@ -54,7 +45,7 @@ async def test_recall_merges_both_tiers_best_first_on_one_score(tmp_path: Path) 
 async def test_lexical_match_finds_the_record_with_the_name(tmp_path: Path) -> None:
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
-        ids = await fill(rt, clock)
+        ids = await fill(rt)
         (best, *_rest) = await rt.agent("Main").recall("Who is Jolene?", k=5, read_through=False)
         assert ids[2] in best.entry_ids
         assert best.parts.lexical > 0
@@ -65,7 +56,7 @@ async def test_tier_queries_of_several_agents_run_concurrently(tmp_path: Path) -
     each search waits at a barrier that only opens when both are in flight."""
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
-        await fill(rt, clock)
+        await fill(rt)
         barrier = threading.Barrier(2, timeout=10)
         for name in ("Main", "Supervisor"):
             tier = rt.memories[name].longterm
@@ -84,7 +75,7 @@ async def test_tier_queries_of_several_agents_run_concurrently(tmp_path: Path) -
 async def test_a_rung3_hit_is_injected_rehydrated_and_costs_its_tokens(tmp_path: Path) -> None:
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
-        ids = await fill(rt, clock)
+        ids = await fill(rt)
         clock.advance(timedelta(days=10).total_seconds())  # past longterm_summary_hours
         await rt.settle()
         memory = rt.memories["Main"]
@@ -103,7 +94,7 @@ async def test_a_faded_episode_offers_its_events_as_units_with_dates_resolved(
 ) -> None:
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(merge=True), clock=clock) as rt:
-        ids = await fill(rt, clock)
+        ids = await fill(rt)
         memory = rt.memories["Main"]
         episode = next(r for r in memory.longterm.records() if ids[1] in r.entry_ids)
         assert len(episode.entry_ids) > 1  # merged while fading

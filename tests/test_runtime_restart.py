@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
-from runtime_support import LINES, START
+from runtime_support import LINES, START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
@@ -28,15 +27,6 @@ def state(rt) -> dict:  # type: ignore[no-untyped-def]
             for r in getattr(memory, tier).records():
                 out[(name, tier, r.record_id)] = (r.rung, r.text, r.entry_ids, r.private)
     return out
-
-
-async def fill(rt) -> list[int]:  # type: ignore[no-untyped-def]
-    ids = []
-    for i, (speaker, text) in enumerate(LINES):
-        ids.append(await rt.agent("Main").observe(
-            text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
-    await rt.settle()
-    return ids
 
 
 async def test_clean_shutdown_and_restart_lose_nothing(tmp_path: Path) -> None:

@@ -67,10 +67,9 @@ SUMMARY_SCHEMA: dict[str, Any] = {
 #: What an answer must satisfy to be used: ``include_in_memory`` may be anything
 #: (or absent), because anything but a strict ``true`` simply means false.
 LENIENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
+    **SUMMARY_SCHEMA,
     "properties": {
-        "title": {"type": "string", "minLength": 1, "maxLength": 120},
-        "summary": {"type": "string", "minLength": 1},
+        **SUMMARY_SCHEMA["properties"],
         "include_in_memory": {"description": "true promotes; anything else is false"},
     },
     "required": ["title", "summary"],
