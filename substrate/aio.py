@@ -18,6 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import trio
 
+from .crypto import KeyRing
 from .event import Event
 from .opener import open_substrate
 from .store import EventItem, Stats, Substrate
@@ -44,6 +45,11 @@ class TrioSubstrate:
     async def _run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         call = functools.partial(fn, *args, **kwargs)
         return await trio.to_thread.run_sync(call, limiter=self._limiter)
+
+    @property
+    def key_ring(self) -> KeyRing:
+        """:attr:`Substrate.key_ring`."""
+        return self.sync.key_ring
 
     @property
     def last_id(self) -> int:

@@ -26,7 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 __all__ = [
     "KEY_BYTES",
@@ -81,6 +83,27 @@ class KeyRing:
     def current_id(self) -> int:
         """The id new frames are sealed with (the highest)."""
         return max(self.keys)
+
+    def derive(self, purpose: str, key_id: int | None = None) -> bytes:
+        """A 32-byte key for ``purpose`` derived (HKDF-SHA256) from key ``key_id``.
+
+        Files kept beside the substrate (snapshots, indexes, the head anchor) are sealed
+        with derived keys, never with the frame key itself, so one key serves many uses
+        without its ciphertexts being interchangeable. ``key_id`` defaults to the
+        current key; store it with what you seal so a rotation keeps it readable.
+
+        Raises:
+            KeyError: ``key_id`` is not in the ring. ValueError: ``purpose`` is empty.
+        """
+        if not purpose:
+            raise ValueError("a derived key needs a non-empty purpose")
+        kid = self.current_id if key_id is None else key_id
+        if kid not in self.keys:
+            raise KeyError(f"key id {kid} is not in the key ring (ids {sorted(self.keys)})")
+        return HKDF(
+            algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None,
+            info=b"solace/" + purpose.encode("utf-8"),
+        ).derive(self.keys[kid])
 
     def with_new_key(self, key: bytes | None = None) -> KeyRing:
         """Return a ring with ``key`` (default: fresh random) added as the new current key."""

@@ -381,6 +381,11 @@ class Substrate:
 
     # -- keys and lifetime ---------------------------------------------------------------
 
+    @property
+    def key_ring(self) -> KeyRing:
+        """The key ring in use (read-only): derive keys for files kept beside the log."""
+        return self._cipher.ring
+
     def rotate_key(self) -> int:
         """Add a fresh key to the key file; new events use it, old ones keep theirs.
 
