@@ -73,7 +73,7 @@ def test_repl_speaks_and_recall_finds_the_message_after_restart(tmp_path: Path) 
 
 def test_unattended_run_logs_status_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    proc = start(tmp_path, home, stdin=subprocess.DEVNULL)
+    proc = start(tmp_path, home, "--verbose", stdin=subprocess.DEVNULL)
     try:
         assert proc.stderr is not None
         read_until(proc.stderr, "running unattended", time.monotonic() + 90)

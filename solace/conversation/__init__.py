@@ -8,6 +8,8 @@ rebuilt from it. The runtime opens it with :func:`open_conversations` and starts
 
 from __future__ import annotations
 
+from typing import Any
+
 from solace.conversation.context import ContextStack as ContextStack
 from solace.conversation.curation import DEPRECATED_MANUAL_MESSAGE as DEPRECATED_MANUAL_MESSAGE
 from solace.conversation.curation import KEEP_MANUAL_MESSAGE as KEEP_MANUAL_MESSAGE
@@ -37,8 +39,6 @@ from solace.conversation.model import ThreadItem as ThreadItem
 from solace.conversation.model import Topic as Topic
 from solace.conversation.model import Trigger as Trigger
 from solace.conversation.projection import Projection as Projection
-from solace.conversation.repl import REPL_COMMANDS as REPL_COMMANDS
-from solace.conversation.repl import handle_repl_line as handle_repl_line
 from solace.conversation.service import Conversations as Conversations
 from solace.conversation.service import open_conversations as open_conversations
 from solace.conversation.summarise import SUMMARY_PROMPT as SUMMARY_PROMPT
@@ -47,6 +47,16 @@ from solace.conversation.summarise import SummaryResult as SummaryResult
 from solace.conversation.tools import BUILTIN_TOOLS as BUILTIN_TOOLS
 from solace.conversation.tools import ToolOutcome as ToolOutcome
 from solace.conversation.tools import ToolSpec as ToolSpec
+
+
+def __getattr__(name: str) -> Any:
+    """``REPL_COMMANDS`` and ``handle_repl_line`` live in :mod:`solace.surfaces.repl`
+    (which imports this package); they are still found here, imported on first use."""
+    if name in ("REPL_COMMANDS", "handle_repl_line"):
+        from solace.surfaces import repl
+
+        return getattr(repl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BUILTIN_TOOLS",
