@@ -8,7 +8,11 @@ Layout (created on first use)::
     <home>/files/            the human-readable markdown surface
 
 Everything under ``memory/`` and ``files/`` is a projection of the substrate and
-can be rebuilt from it.
+can be rebuilt from it. Every file under the home that holds user content is encrypted:
+the substrate by itself, the rest as sealed files (:mod:`solace.sealed`) with keys
+derived from the substrate's key ring — the workspace markdown under ``files/``
+excepted by design. Directories are 0700 and files 0600: :meth:`Home.at` creates the
+home that way and tightens a home an older Solace left group- or world-readable.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config
+from .sealed import secure_dir, tighten
 
 __all__ = ["Home", "DEFAULT_HOME"]
 
@@ -32,9 +37,28 @@ class Home:
 
     @classmethod
     def at(cls, path: str | Path, config: Config) -> Home:
+        """The home at ``path`` (created 0700 if missing), secured (:meth:`secure`)."""
         root = Path(path).expanduser().resolve()
-        root.mkdir(parents=True, exist_ok=True)
-        return cls(root, config)
+        home = cls(secure_dir(root), config)
+        home.secure()
+        return home
+
+    def secure(self) -> int:
+        """Make the home 0700 and everything Solace keeps in it private: ``memory/`` and
+        the substrate directory created 0700 if missing; every directory under them and
+        under ``files/`` 0700, every file 0600 or stricter. Other entries of the home
+        directory are left alone.
+
+        Returns:
+            How many modes were changed.
+        """
+        changed = tighten([self.root])
+        secure_dir(self.root / "memory")
+        secure_dir(self.substrate_dir)  # before the substrate creates it with the umask's mode
+        for top in (self.root / "memory", self.files_dir, self.substrate_dir):
+            if top.is_dir():
+                changed += tighten([top, *top.rglob("*")])
+        return changed
 
     @property
     def substrate_dir(self) -> Path:
@@ -49,6 +73,7 @@ class Home:
         return self.substrate_dir / "substrate.key"
 
     def agent_dir(self, agent: str) -> Path:
+        """Where ``agent``'s sealed snapshots live (created 0700 by its memory)."""
         return self.root / "memory" / agent
 
     @property

@@ -13,13 +13,19 @@ import pytest
 from solace.memory.longterm import IndexParams, LongTermTier
 from solace.memory.record import MemoryRecord
 from solace.memory.snapshot import (
+    META_NAME,
+    PURPOSE,
     Snapshot,
     SnapshotError,
+    meta_role,
     read_snapshot,
     write_snapshot,
 )
+from solace.sealed import write_sealed
+from substrate import KeyRing
 
 DIM = 32
+RING = KeyRing.single(bytes(range(32)))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -151,8 +157,8 @@ def test_a_snapshot_round_trip_restores_records_vectors_and_index(
     snap = Snapshot(agent="Main", covered_id=77, embedder="hashing-32", dim=DIM, working=[],
                     longterm=list(tier.records()), index=tier.index, record_ids=rids,
                     labels=labels, next_label=tier.next_label, next_extra_id=1 << 40)
-    write_snapshot(tmp_path, snap)
-    back = read_snapshot(tmp_path)
+    write_snapshot(tmp_path, snap, ring=RING)
+    back = read_snapshot(tmp_path, agent="Main", ring=RING)
     assert back is not None and back.covered_id == 77
     for r in back.longterm:
         r.embedding = None  # the metadata does not carry vectors: the index does
@@ -171,14 +177,18 @@ def test_a_snapshot_round_trip_restores_records_vectors_and_index(
 
 
 def test_a_damaged_snapshot_is_reported_not_used(tmp_path: Path) -> None:
-    assert read_snapshot(tmp_path) is None
-    meta = tmp_path / "snapshot.msgpack"
-    meta.write_bytes(b"\x93\x01")
+    assert read_snapshot(tmp_path, agent="Main", ring=RING) is None
+    meta = tmp_path / META_NAME
+
+    def put(plain: bytes) -> None:  # authentic bytes that are still not a snapshot
+        write_sealed(meta, plain, ring=RING, purpose=PURPOSE, role=meta_role("Main"))
+
+    put(b"\x93\x01")
     with pytest.raises(SnapshotError, match="is not readable msgpack"):
-        read_snapshot(tmp_path)
-    meta.write_bytes(msgpack.packb({"version": 99}))
+        read_snapshot(tmp_path, agent="Main", ring=RING)
+    put(msgpack.packb({"version": 99}))
     with pytest.raises(SnapshotError, match="format version 99"):
-        read_snapshot(tmp_path)
-    meta.write_bytes(msgpack.packb({"version": 1, "index_file": "longterm-x.faiss"}))
+        read_snapshot(tmp_path, agent="Main", ring=RING)
+    put(msgpack.packb({"version": 1, "index_file": "longterm-x.faiss"}))
     with pytest.raises(SnapshotError, match="longterm-x.faiss, which is missing"):
-        read_snapshot(tmp_path)
+        read_snapshot(tmp_path, agent="Main", ring=RING)

@@ -59,10 +59,17 @@ from solace.models.embedder import Embedder
 from solace.models.llm import ModelError
 from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
+from solace.sealed import StorageFullError, is_storage_full, storage_full
+from substrate import KeyRing
 
 __all__ = ["AgentMemory", "index_params"]
 
 log = logging.getLogger(__name__)
+
+#: After a write fails for lack of space, the fade coroutine pauses this long before
+#: trying again, doubling up to the maximum while the disk stays full (clock seconds).
+FULL_PAUSE_FIRST = 5.0
+FULL_PAUSE_MAX = 300.0
 
 
 class AgentMemory:
@@ -75,7 +82,7 @@ class AgentMemory:
     def __init__(self, agent: str, *, config: AgentConfig, memory_config: MemoryConfig,
                  directory: Path, substrate: Any, ladder: Ladder, embedder: Embedder,
                  tokenizer: Tokenizer, offloader: Offloader, clock: Clock, dim: int,
-                 perceive: Perceiver | None = None) -> None:
+                 perceive: Perceiver | None = None, key_ring: KeyRing | None = None) -> None:
         self.agent = agent
         self.config = config
         self.memory_config = memory_config
@@ -87,6 +94,7 @@ class AgentMemory:
         self.offloader = offloader
         self.clock = clock
         self.perceive = perceive
+        self.key_ring: KeyRing = key_ring if key_ring is not None else substrate.key_ring
         self.dim = dim
         self.working = WorkingTier(config.budget_tokens, dim=dim)
         self.longterm = LongTermTier(dim=dim, params=index_params(memory_config))
@@ -97,6 +105,8 @@ class AgentMemory:
         self._lock = trio.Lock()
         self._step_lock = trio.Lock()
         self._wake = trio.Event()
+        self.full_since: float | None = None  # clock time fading paused on a full disk
+        self.storage_failures = 0  # fade steps that failed on a full disk
 
     # ------------------------------------------------------------------ opening
 
@@ -104,7 +114,8 @@ class AgentMemory:
     async def open(cls, agent: str, *, config: AgentConfig, memory_config: MemoryConfig,
                    directory: Path, substrate: Any, ladder: Ladder, embedder: Embedder,
                    tokenizer: Tokenizer, offloader: Offloader, clock: Clock,
-                   perceive: Perceiver | None = None) -> AgentMemory:
+                   perceive: Perceiver | None = None,
+                   key_ring: KeyRing | None = None) -> AgentMemory:
         """Open ``agent``'s memory: load its snapshot and replay the substrate after it,
         or rebuild both tiers from the substrate if the snapshot is missing, unreadable,
         made by another embedder, or newer than the substrate.
@@ -119,15 +130,24 @@ class AgentMemory:
                 and privacy (see :data:`~solace.memory.rebuild.Perceiver`). Without it,
                 rung-0 records not yet faded when the process stopped are restored only
                 from a snapshot, not from the substrate.
+            key_ring: seals and opens the snapshots (``ring.derive("snapshot")``);
+                default ``substrate.key_ring``.
 
         Guarantees: afterwards every record the agent had at its last snapshot or fade
         event is back, at the same rung, in the same tier (reference counts as of the
-        last snapshot).
+        last snapshot). The directory is 0700 and its files 0600, temporary files of an
+        interrupted snapshot are removed, and a snapshot that fails authentication is
+        refused (logged as a WARNING naming the file and why) and rebuilt. A disk too
+        full to take the new snapshot does not stop the opening (logged; the next
+        snapshot tries again).
         """
         dim = int(await offloader.run(lambda: embedder.dim))
         memory = cls(agent, config=config, memory_config=memory_config, directory=directory,
                      substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
-                     offloader=offloader, clock=clock, dim=dim, perceive=perceive)
+                     offloader=offloader, clock=clock, dim=dim, perceive=perceive,
+                     key_ring=key_ring)
+        for stale in await offloader.run(snapshot.prepare, memory.directory):
+            log.info("%s: removed %s, left by an interrupted snapshot", agent, stale)
         restored = await rebuild.restore(memory)
         for record in restored.working:
             memory.working.add(record)
@@ -138,7 +158,10 @@ class AgentMemory:
         memory._lt_queue.extend(sorted(
             (r.created, r.record_id) for r in restored.longterm.records() if r.rung == 2))
         if restored.source == "rebuild" or restored.replayed:
-            await memory.snapshot()  # the next start need not replay it again
+            try:
+                await memory.snapshot()  # the next start need not replay it again
+            except StorageFullError as exc:  # a cache: the substrate has everything
+                log.warning("%s: opened without a fresh snapshot: %s", agent, exc)
         return memory
 
     # --------------------------------------------------------------- ingesting
@@ -280,13 +303,44 @@ class AgentMemory:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The fade coroutine: runs :meth:`fade_step` whenever woken and every
         ``config.tick_seconds``, until cancelled. Compression and FAISS run in worker
-        threads, so the agent's own loop is never blocked."""
+        threads, so the agent's own loop is never blocked.
+
+        A step whose write fails for lack of space (:class:`StorageFullError`) changes
+        nothing; the coroutine logs it once (WARNING), pauses — :data:`FULL_PAUSE_FIRST`
+        seconds of the clock, doubling up to :data:`FULL_PAUSE_MAX`, pokes ignored —
+        and tries again, logging when fading resumes. It never dies of a full disk,
+        so its nursery (the actor's) is never cancelled by one; recall goes on.
+        """
         task_status.started()
+        pause = 0.0
         while True:
-            with trio.move_on_after(self.config.tick_seconds):
-                await self._wake.wait()
+            if pause:
+                await trio.sleep(pause)
+            else:
+                with trio.move_on_after(self.config.tick_seconds):
+                    await self._wake.wait()
             self._wake = trio.Event()  # before the step: a poke during it runs another
-            await self.fade_step()
+            try:
+                await self.fade_step()
+            except StorageFullError as exc:
+                pause = self._paused(exc, pause)
+            else:
+                if self.full_since is not None:
+                    log.warning("%s: fading resumed (paused %.0f s for lack of space)",
+                                self.agent, self.clock.now() - self.full_since)
+                    self.full_since = None
+                pause = 0.0
+
+    def _paused(self, exc: StorageFullError, pause: float) -> float:
+        """Note a fade step that failed on a full disk; return the next pause."""
+        self.storage_failures += 1
+        if self.full_since is None:
+            self.full_since = self.clock.now()
+            log.warning("%s: fading paused, the disk is full (%s); retrying every %.0f-%.0f s",
+                        self.agent, exc, FULL_PAUSE_FIRST, FULL_PAUSE_MAX)
+        else:
+            log.debug("%s: fading still paused: %s", self.agent, exc)
+        return min(FULL_PAUSE_MAX, pause * 2 if pause else FULL_PAUSE_FIRST)
 
     def _poke(self) -> None:
         self._wake.set()
@@ -419,26 +473,43 @@ class AgentMemory:
         failed: set[int] = set()
         demotions = await self._demote(due, now, failed)
         if failed:  # try again at the next step
-            self._lt_queue.extendleft(sorted(((r.created, r.record_id) for r in due),
-                                             reverse=True))
+            self._requeue(due)
         async with self._lock:
             demotions = [d for d in demotions if self.longterm.get(d.sources[0]) in due]
             if not demotions:
                 return
-            await self._append([(d.record, fade_attrs("demote", d.record, tier="longterm",
-                                                      sources=d.sources, embedding="kept"))
-                                for d in demotions], now)
+            try:
+                await self._append([(d.record, fade_attrs(
+                    "demote", d.record, tier="longterm", sources=d.sources, embedding="kept"))
+                    for d in demotions], now)
+            except StorageFullError:
+                self._requeue(due)  # nothing changed: due again at the next step
+                raise
             report.events += len(demotions)
             for d in demotions:
                 await self.offloader.run(self.longterm.replace, d.record)
                 self._count(report, d.record.rung, False)
 
+    def _requeue(self, records: list[MemoryRecord]) -> None:
+        self._lt_queue.extendleft(sorted(((r.created, r.record_id) for r in records),
+                                         reverse=True))
+
     async def _append(self, writes: list[tuple[MemoryRecord, dict[str, str]]],
                       ts: float | None = None) -> None:
-        """Append one fade event per (record, attrs), in one substrate write."""
+        """Append one fade event per (record, attrs), in one substrate write.
+
+        Raises:
+            StorageFullError: the substrate's disk is full; nothing was written.
+        """
         ts = self.clock.now() if ts is None else ts
-        await self.substrate.append_many(
-            [(self.agent, FADE_KIND, record.text, attrs, ts) for record, attrs in writes])
+        try:
+            await self.substrate.append_many(
+                [(self.agent, FADE_KIND, record.text, attrs, ts) for record, attrs in writes])
+        except OSError as exc:
+            if is_storage_full(exc):
+                raise storage_full(exc, f"{len(writes)} fade event(s) of {self.agent} "
+                                        "to the substrate") from exc
+            raise
         self.counters.events_written += len(writes)
 
     # ------------------------------------------------------------ tuning, I/O
@@ -464,7 +535,12 @@ class AgentMemory:
         self._poke()
 
     async def snapshot(self) -> None:
-        """Write both tiers atomically (see :mod:`~solace.memory.snapshot`)."""
+        """Write both tiers atomically, sealed (see :mod:`~solace.memory.snapshot`).
+
+        Raises:
+            StorageFullError: the disk is full; the previous snapshot is intact and no
+                temporary file is left (the substrate still holds everything).
+        """
         async with self._lock:
             await snapshot.save(self)
 
@@ -475,6 +551,10 @@ class AgentMemory:
     async def warm_up(self, n: int, rung: int) -> list[MemoryRecord]:
         """Bring the newest ``n`` long-term records back into working at ``rung`` (0–2),
         text rebuilt from their substrate events, with fresh tracking (``created`` now).
+
+        Warm-up is best-effort: if the disk is too full to write its ``add`` events it
+        changes nothing, logs a WARNING and returns ``[]`` (so a restart on a full disk
+        still opens).
 
         Returns:
             The records now in working, newest first.
@@ -502,9 +582,13 @@ class AgentMemory:
                     record, rung=rung, text=text, tokens=self.tokenizer.count(text),
                     created=now))
             if revived:
-                await self._append([(r, fade_attrs("add", r, tier="working",
-                                                   sources=(r.record_id,), embedding="kept"))
-                                    for r in revived], now)
+                try:
+                    await self._append([(r, fade_attrs("add", r, tier="working",
+                                                       sources=(r.record_id,), embedding="kept"))
+                                        for r in revived], now)
+                except StorageFullError as exc:
+                    log.warning("%s: warm-up skipped: %s", self.agent, exc)
+                    return []
             for record in revived:
                 self._enter_working(record)
         self._poke()
@@ -523,6 +607,8 @@ class AgentMemory:
             "longterm_by_rung": self.longterm.count_by_rung(),
             "longterm_index": self.longterm.index_kind,
             "counters": self.counters.as_dict(),
+            "fade_paused_since": self.full_since,
+            "storage_failures": self.storage_failures,
         }
 
 

@@ -401,9 +401,12 @@ async def restore(memory: AgentMemory) -> Restored:
     snap: Snapshot | None = None
     reason: str | None = None
     try:
-        snap = await offload(read_snapshot, memory.directory)
+        snap = await offload(functools.partial(read_snapshot, memory.directory,
+                                               agent=memory.agent, ring=memory.key_ring))
     except SnapshotError as exc:  # a damaged cache: the substrate still has everything
         reason = str(exc)
+        log.warning("%s: snapshot refused, rebuilding from the substrate: %s",
+                    memory.agent, reason)
     if reason is None:
         reason = _unusable(snap, memory, int(memory.substrate.last_id))
     state = ReplayState(memory.agent)

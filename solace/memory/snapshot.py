@@ -1,19 +1,28 @@
-"""Atomic snapshots of one agent's tiers: the FAISS index plus msgpack metadata.
+"""Sealed, atomic snapshots of one agent's tiers: the FAISS index plus msgpack metadata.
 
 A snapshot is a cache of what the substrate already says (every record can be
 rebuilt from it, see :mod:`solace.memory.rebuild`), kept so a restart does not
-re-embed and re-index everything. Layout, in the agent's directory::
+re-embed and re-index everything. Layout, in the agent's directory (0700)::
 
-    snapshot.msgpack          metadata: records of both tiers, labels, covered id
-    longterm-<generation>.faiss   the long-term index named by that metadata
+    snapshot.sealed                     metadata: records of both tiers, labels, covered id
+    longterm-<generation>.faiss.sealed  the long-term index named by that metadata
 
-Writes are atomic as a pair: the index goes to a new file (tmp + fsync + rename),
-then the metadata naming it replaces the old metadata (tmp + fsync + ``os.replace``
-+ directory fsync), then the previous index file is deleted. A crash at any point
-leaves either the old pair or the new one. A snapshot records ``covered_id``: the
-substrate's last entry id when it was taken, so the events after it — fade events
-and new perceptions — are replayed on load, and a snapshot newer than the substrate
-(a different or restored substrate) is detected and ignored.
+Both are sealed files (:mod:`solace.sealed`): AES-256-GCM under
+``ring.derive("snapshot")``, mode 0600, each authenticated for its role — the metadata
+for ``memory/<agent>/snapshot``, the index for its agent *and generation* — so an
+edited byte, a truncation, another agent's file, an older index generation or a
+plaintext snapshot of an older Solace is refused (:class:`SnapshotError`), and the
+agent rebuilds from the substrate. The key id is stored, so a rotated ring still opens
+snapshots sealed before the rotation.
+
+Writes are atomic as a pair: the index goes to a new file (tmp + fsync + rename + dir
+fsync), then the metadata naming it replaces the old metadata the same way, then the
+previous index file is deleted. A crash at any point leaves either the old pair or the
+new one; a failed write (a full disk) removes its temporary file and the new index.
+A snapshot records ``covered_id``: the substrate's last entry id when it was taken, so
+the events after it — fade events and new perceptions — are replayed on load, and a
+snapshot newer than the substrate (a different or restored substrate) is detected and
+ignored.
 """
 
 from __future__ import annotations
@@ -30,6 +39,15 @@ import msgpack
 import numpy as np
 
 from solace.memory.record import MemoryRecord
+from solace.sealed import (
+    SealedFileRefused,
+    read_sealed,
+    remove_stale_tmp,
+    secure_dir,
+    tighten,
+    write_sealed,
+)
+from substrate import KeyRing
 
 if TYPE_CHECKING:
     from solace.memory.agent_memory import AgentMemory
@@ -37,19 +55,29 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT_VERSION",
     "META_NAME",
+    "PURPOSE",
     "Snapshot",
     "SnapshotError",
+    "index_role",
+    "meta_role",
     "pack_record",
+    "prepare",
     "read_snapshot",
     "save",
+    "snapshot_files",
     "unpack_record",
     "write_snapshot",
 ]
 
 FORMAT_VERSION = 1
-META_NAME = "snapshot.msgpack"
+META_NAME = "snapshot.sealed"
+#: The key-derivation purpose of snapshot files (``KeyRing.derive``).
+PURPOSE = "snapshot"
 _INDEX_PREFIX = "longterm-"
-_INDEX_SUFFIX = ".faiss"
+_INDEX_SUFFIX = ".faiss.sealed"
+#: Plaintext metadata of Solace before sealed snapshots (its indexes start with
+#: ``longterm-`` too): refused on read, deleted by the next snapshot.
+_LEGACY_NAMES = frozenset({"snapshot.msgpack"})
 
 
 class SnapshotError(Exception):
@@ -118,38 +146,28 @@ def unpack_record(fields: list[Any]) -> MemoryRecord:
     )
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
+                   ring: KeyRing) -> Path:
+    """Write ``snapshot`` atomically into ``directory`` (created 0700 if missing),
+    both files sealed (:mod:`solace.sealed`) with ``ring.derive("snapshot")``.
 
-
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
-
-
-def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot) -> Path:
-    """Write ``snapshot`` atomically into ``directory`` (created if missing).
-
-    Blocking (FAISS serialisation, fsync): call through the offloader.
+    The index is sealed for the role ``memory/<agent>/longterm-index/<generation>`` and
+    the metadata, which names that generation, for ``memory/<agent>/snapshot``: neither
+    opens as another agent's, and an index of another generation is refused.
+    Blocking (FAISS serialisation, AES-GCM, fsync): call through the offloader.
 
     Returns:
         The metadata file's path.
 
     Raises:
-        OSError: the write failed; the previous snapshot is intact.
+        StorageFullError: the disk is full; the previous snapshot is intact and neither
+            a temporary file nor the new index file is left.
+        OSError: another write failure, with the same guarantee.
     """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = secure_dir(directory)
     generation = secrets.token_hex(8)
     index_name = f"{_INDEX_PREFIX}{generation}{_INDEX_SUFFIX}"
-    index_tmp = directory / (index_name + ".tmp")
-    faiss.write_index(snapshot.index, str(index_tmp))
-    _fsync_file(index_tmp)
-    os.replace(index_tmp, directory / index_name)
+    index_bytes = faiss.serialize_index(snapshot.index).tobytes()
     meta = {
         "version": FORMAT_VERSION,
         "agent": snapshot.agent,
@@ -165,41 +183,79 @@ def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot) -> Pat
         "next_extra_id": int(snapshot.next_extra_id),
         "counters": snapshot.counters,
     }
-    meta_path = directory / META_NAME
-    meta_tmp = directory / (META_NAME + ".tmp")
-    with open(meta_tmp, "wb") as fh:
-        fh.write(msgpack.packb(meta, use_bin_type=True))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(meta_tmp, meta_path)
-    _fsync_dir(directory)
+    agent = snapshot.agent
+    index_path = directory / index_name
+    write_sealed(index_path, index_bytes, ring=ring, purpose=PURPOSE,
+                 role=index_role(agent, index_name), what=f"{agent}'s long-term index")
+    try:
+        meta_path = write_sealed(directory / META_NAME, msgpack.packb(meta, use_bin_type=True),
+                                 ring=ring, purpose=PURPOSE, role=meta_role(agent),
+                                 what=f"{agent}'s snapshot")
+    except Exception:
+        index_path.unlink(missing_ok=True)  # an index no metadata names is garbage
+        raise
     _remove_stale(directory, keep=index_name)
     return meta_path
 
 
+def meta_role(agent: str) -> str:
+    """The sealed-file role of ``agent``'s snapshot metadata."""
+    return f"memory/{agent}/snapshot"
+
+
+def index_role(agent: str, index_name: str) -> str:
+    """The sealed-file role of ``agent``'s long-term index file ``index_name``."""
+    return f"memory/{agent}/longterm-index/{index_name}"
+
+
 def _remove_stale(directory: Path, keep: str) -> None:
-    """Delete index files other than ``keep`` (older generations, abandoned tmp files)."""
+    """Delete index files other than ``keep`` (older generations), plaintext files of
+    an older Solace and abandoned temporary files."""
     for path in directory.iterdir():
         name = path.name
-        if name.startswith(_INDEX_PREFIX) and name != keep:
+        if (name.startswith(_INDEX_PREFIX) and name != keep) or name in _LEGACY_NAMES:
             path.unlink(missing_ok=True)
-    (directory / (META_NAME + ".tmp")).unlink(missing_ok=True)
+    remove_stale_tmp(directory)
 
 
-def read_snapshot(directory: str | os.PathLike[str]) -> Snapshot | None:
-    """Read the snapshot in ``directory``; None if there is none.
+def prepare(directory: str | os.PathLike[str]) -> list[Path]:
+    """Make ``directory`` ready before a snapshot is read: created or tightened to 0700,
+    its files 0600, temporary files of an interrupted write removed. Blocking.
+
+    Returns:
+        The temporary files removed.
+    """
+    directory = secure_dir(directory)
+    removed = remove_stale_tmp(directory)
+    tighten(directory.iterdir())
+    return removed
+
+
+def read_snapshot(directory: str | os.PathLike[str], *, agent: str,
+                  ring: KeyRing) -> Snapshot | None:
+    """Read and authenticate ``agent``'s snapshot in ``directory``; None if there is none.
 
     Blocking: call through the offloader.
 
     Raises:
-        SnapshotError: a snapshot is there but cannot be used; the message says why.
+        SnapshotError: a snapshot is there but cannot be used — refused by
+            authentication (edited, truncated, another agent's, an unknown key, a
+            plaintext snapshot of an older Solace), another format version, index
+            missing; the message names the file and says why. Nothing of a refused
+            file is returned.
     """
     directory = Path(directory)
     meta_path = directory / META_NAME
     try:
-        raw = meta_path.read_bytes()
+        raw = read_sealed(meta_path, ring=ring, purpose=PURPOSE, role=meta_role(agent))
     except FileNotFoundError:
+        legacy = [directory / n for n in _LEGACY_NAMES if (directory / n).exists()]
+        if legacy:
+            raise SnapshotError(f"{legacy[0]} is an unsealed snapshot of an older Solace; "
+                                "refused") from None
         return None
+    except SealedFileRefused as exc:
+        raise SnapshotError(str(exc)) from exc
     try:
         meta = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     except (ValueError, msgpack.UnpackException) as exc:
@@ -209,11 +265,19 @@ def read_snapshot(directory: str | os.PathLike[str]) -> Snapshot | None:
         raise SnapshotError(
             f"{meta_path} has format version {version!r}, this Solace reads {FORMAT_VERSION}"
         )
-    index_path = directory / str(meta["index_file"])
-    if not index_path.is_file():
-        raise SnapshotError(f"{meta_path} names index {index_path.name}, which is missing")
+    index_name = str(meta.get("index_file"))
+    if not index_name.startswith(_INDEX_PREFIX) or Path(index_name).name != index_name:
+        raise SnapshotError(f"{meta_path} names index {index_name!r}, not a file of its own")
+    index_path = directory / index_name
     try:
-        index = faiss.read_index(str(index_path))
+        index_bytes = read_sealed(index_path, ring=ring, purpose=PURPOSE,
+                                  role=index_role(agent, index_name))
+    except FileNotFoundError:
+        raise SnapshotError(f"{meta_path} names index {index_name}, which is missing") from None
+    except SealedFileRefused as exc:
+        raise SnapshotError(str(exc)) from exc
+    try:
+        index = faiss.deserialize_index(np.frombuffer(index_bytes, dtype=np.uint8))
     except RuntimeError as exc:  # faiss reports every read failure as RuntimeError
         raise SnapshotError(f"cannot read {index_path}: {exc}") from exc
     try:
@@ -243,13 +307,16 @@ def snapshot_files(directory: str | os.PathLike[str]) -> Iterable[Path]:
 
 
 async def save(memory: AgentMemory) -> None:
-    """Snapshot ``memory``'s tiers (the caller holds the memory's state lock, so no
-    fade event is half-applied). The records are listed on the event loop; packing,
-    the index write and the fsyncs run in a worker thread holding the long-term
-    index lock (a concurrent search waits; a concurrent ``remove`` only tombstones).
+    """Snapshot ``memory``'s tiers, sealed with ``memory.key_ring`` (the caller holds
+    the memory's state lock, so no fade event is half-applied). The records are listed
+    on the event loop; packing, index serialisation, sealing and the fsyncs run in a
+    worker thread holding the long-term index lock (a concurrent search waits; a
+    concurrent ``remove`` only tombstones).
 
     Raises:
-        OSError: the write failed; the previous snapshot is intact.
+        StorageFullError: the disk is full; the previous snapshot is intact, nothing
+            of the failed write is left.
+        OSError: another write failure, with the same guarantee.
     """
     record_ids, labels = memory.longterm.label_map()
     snap = Snapshot(
@@ -266,9 +333,10 @@ async def save(memory: AgentMemory) -> None:
         next_extra_id=memory.next_extra_id_peek(),
         counters=memory.counters.as_dict(),
     )
+    ring = memory.key_ring
 
     def write() -> None:
         with memory.longterm.index_lock:
-            write_snapshot(memory.directory, snap)
+            write_snapshot(memory.directory, snap, ring=ring)
 
     await memory.offloader.run(write)

@@ -1,0 +1,285 @@
+"""Sealed files: the one format every file Solace keeps under its home is written in.
+
+Everything under the home that holds user content besides the substrate itself
+(snapshots, FAISS indexes, any projection written to disk) is a *sealed file*:
+encrypted and authenticated with AES-256-GCM under a key derived from the substrate's
+key ring (:meth:`substrate.KeyRing.derive`), and written atomically, mode 0600 in a
+0700 directory. Layout (sans-IO: :func:`seal` / :func:`unseal` work on bytes)::
+
+    magic  b"SOLSEAL"   7 bytes
+    version             1 byte  (1)
+    key id              2 bytes big-endian: the ring key the file key was derived from
+    nonce               12 bytes, fresh from os.urandom
+    ciphertext + tag    AES-GCM(key = ring.derive(purpose, key id))
+
+The associated data is the 22-byte header followed by the file's *role* (e.g.
+``memory/Main/snapshot``): a file sealed for one role never opens as another (Main's
+snapshot cannot stand in for Supervisor's), and a changed header, nonce, ciphertext
+or tag, a truncation, a wrong key or a plaintext file are all refused with
+:class:`SealedFileRefused`, which names the file and the reason. Because the key id
+is stored, a rotated ring (a new current key) still opens files sealed before.
+
+Writes (:func:`write_sealed`) go to a temporary file created exclusively with mode
+0600 in the target's directory, are fsynced, renamed over the target, and the
+directory is fsynced; the temporary file is removed on any failure. A write that
+fails for lack of space (ENOSPC, EDQUOT, or the EIO/EFBIG a full disk also gives)
+raises :class:`StorageFullError`, naming what was being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from substrate import KeyRing
+from substrate.segments import fsync_dir, write_all
+
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "HEADER_BYTES",
+    "HomeFileError",
+    "MAGIC",
+    "SealedFileRefused",
+    "StorageFullError",
+    "TMP_SUFFIX",
+    "fsync_dir",
+    "is_storage_full",
+    "read_sealed",
+    "remove_stale_tmp",
+    "seal",
+    "secure_dir",
+    "storage_full",
+    "tighten",
+    "unseal",
+    "write_sealed",
+]
+
+MAGIC = b"SOLSEAL"
+VERSION = 1
+_HEADER = struct.Struct(">7sBH12s")
+HEADER_BYTES = _HEADER.size  # 22
+_TAG_BYTES = 16
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+TMP_SUFFIX = ".tmp"
+#: errnos a full (or failing) disk gives a write: the storage is not accepting data.
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
+
+
+class HomeFileError(Exception):
+    """Base class of the errors raised about files under the runtime home."""
+
+
+class SealedFileRefused(HomeFileError):
+    """Raised by :func:`unseal`/:func:`read_sealed` when a file is not a sealed file
+    this ring and role open: plaintext, truncated, edited, another role's, or sealed
+    with a key the ring lacks. The message names the file and the reason."""
+
+
+class StorageFullError(HomeFileError, OSError):
+    """Raised when a write under the home (or to the substrate, by its callers) fails
+    because the storage is full or failing; names what was written and where. Nothing
+    the failed write touched is left behind, and the previous state is intact."""
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is an OSError a full or failing disk gives a write."""
+    return isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS
+
+
+def storage_full(exc: OSError, what: str) -> StorageFullError:
+    """A :class:`StorageFullError` for ``exc`` saying that writing ``what`` failed
+    (raise it ``from exc``). Keeps ``exc``'s errno and file name."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    reason = exc.strerror or str(exc)
+    err = StorageFullError(exc.errno, f"cannot write {what}{where}: {reason}")
+    err.filename = exc.filename
+    return err
+
+
+# ------------------------------------------------------------------ sans-IO
+
+
+def seal(plaintext: bytes, *, ring: KeyRing, purpose: str, role: str) -> bytes:
+    """Encrypt and authenticate ``plaintext`` for ``role`` with the ring's current key.
+
+    Args:
+        ring: the key ring; the file key is ``ring.derive(purpose)``.
+        purpose: the key-derivation purpose (e.g. ``"snapshot"``).
+        role: what this file is (associated data); :func:`unseal` must be given the same.
+
+    Returns:
+        The sealed bytes (header + ciphertext + tag).
+    """
+    key_id = ring.current_id
+    header = _HEADER.pack(MAGIC, VERSION, key_id, os.urandom(12))
+    aead = AESGCM(ring.derive(purpose, key_id))
+    return header + aead.encrypt(header[-12:], plaintext, header + role.encode("utf-8"))
+
+
+def unseal(data: bytes, *, ring: KeyRing, purpose: str, role: str, name: str = "data") -> bytes:
+    """The plaintext of sealed ``data``, after checking it is authentic for ``role``.
+
+    Args:
+        name: how to name the data in an error (a file path).
+
+    Raises:
+        SealedFileRefused: ``data`` is not a sealed file, another version, truncated,
+            sealed with a key id the ring lacks, or fails authentication (edited, another
+            role's, another key's). Nothing of ``data`` is returned then.
+    """
+    if len(data) < HEADER_BYTES + _TAG_BYTES:
+        if not data.startswith(MAGIC[: len(data)]) or not data:
+            raise SealedFileRefused(f"{name} is not a sealed file (no {MAGIC.decode()} header)")
+        raise SealedFileRefused(f"{name} is truncated ({len(data)} bytes)")
+    magic, version, key_id, nonce = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise SealedFileRefused(f"{name} is not a sealed file (no {MAGIC.decode()} header; "
+                                "plaintext from an older Solace?)")
+    if version != VERSION:
+        raise SealedFileRefused(f"{name} has sealed-file version {version}, this Solace "
+                                f"reads {VERSION}")
+    try:
+        key = ring.derive(purpose, key_id)
+    except KeyError:
+        raise SealedFileRefused(f"{name} was sealed with key id {key_id}, which is not in "
+                                f"the key ring (ids {sorted(ring.keys)})") from None
+    header = data[:HEADER_BYTES]
+    try:
+        return AESGCM(key).decrypt(nonce, data[HEADER_BYTES:], header + role.encode("utf-8"))
+    except InvalidTag:
+        raise SealedFileRefused(
+            f"{name} failed authentication as {role!r}: edited, truncated, sealed for "
+            "another file, or sealed with another key") from None
+
+
+# ------------------------------------------------------------------ files
+
+
+def secure_dir(directory: str | os.PathLike[str]) -> Path:
+    """Create ``directory`` (and missing parents) with mode 0700, or tighten it to 0700.
+
+    Only the directories this call creates and ``directory`` itself are changed, never
+    an existing parent.
+
+    Returns:
+        The directory as a Path.
+    """
+    directory = Path(directory)
+    missing = []
+    p = directory
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # a concurrent creator
+            d.mkdir(mode=DIR_MODE)
+        os.chmod(d, DIR_MODE)  # mkdir's mode is masked by the umask
+    if not missing and (directory.stat().st_mode & 0o777) != DIR_MODE:
+        os.chmod(directory, DIR_MODE)
+    return directory
+
+
+def tighten(paths: Iterable[Path]) -> int:
+    """Make every directory among ``paths`` 0700 and every regular file 0600 or stricter
+    (group and other bits removed). Symlinks are not followed.
+
+    Returns:
+        How many modes were changed.
+    """
+    changed = 0
+    for path in paths:
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        want = DIR_MODE if stat.S_ISDIR(st.st_mode) else mode & 0o700
+        if want != mode:
+            os.chmod(path, want)
+            changed += 1
+    return changed
+
+
+def remove_stale_tmp(directory: str | os.PathLike[str]) -> list[Path]:
+    """Delete temporary files an interrupted :func:`write_sealed` left in ``directory``.
+
+    Returns:
+        The paths removed.
+    """
+    directory = Path(directory)
+    removed = []
+    with contextlib.suppress(FileNotFoundError):
+        for path in directory.iterdir():
+            if path.name.endswith(TMP_SUFFIX) and path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def write_sealed(path: str | os.PathLike[str], plaintext: bytes, *, ring: KeyRing,
+                 purpose: str, role: str, what: str | None = None) -> Path:
+    """Seal ``plaintext`` and write it to ``path`` atomically, mode 0600.
+
+    The directory is created 0700 if missing. Blocking (AES-GCM, fsync): call through
+    the offloader from async code.
+
+    Args:
+        ring, purpose, role: as for :func:`seal`.
+        what: how to name the content in an error (default: the path).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        StorageFullError: the disk is full or failing; ``path`` still holds what it held
+            before and no temporary file is left.
+        OSError: any other write failure, with the same guarantee.
+    """
+    path = Path(path)
+    directory = secure_dir(path.parent)
+    data = seal(plaintext, ring=ring, purpose=purpose, role=role)
+    tmp = directory / f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        fsync_dir(directory)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if is_storage_full(exc):
+            raise storage_full(exc, what or str(path)) from exc
+        raise
+    return path
+
+
+def read_sealed(path: str | os.PathLike[str], *, ring: KeyRing, purpose: str,
+                role: str) -> bytes:
+    """The authenticated plaintext of the sealed file at ``path``.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        SealedFileRefused: the file is not authentic for ``role`` (see :func:`unseal`).
+    """
+    path = Path(path)
+    return unseal(path.read_bytes(), ring=ring, purpose=purpose, role=role, name=str(path))
