@@ -9,8 +9,8 @@ Runtime code never calls ``time.time()``. Three clocks cover the uses:
 * :class:`ReplayClock` — benchmarks and imports: ``now()`` is the latest timestamp
   observed, so a dated conversation replays at its real dates.
 
-Every instant Solace accepts lies in ``[EARLIEST, LATEST]`` (1970-01-01 to the end of
-9999-12-31, UTC): :func:`check_instant` is the one test, used by the public observe
+Every instant Solace accepts lies in ``[EARLIEST, LATEST]`` (1970-01-01 to the last second
+of 9999-12-31, UTC): :func:`check_instant` is the one test, used by the public observe
 paths and by :class:`ReplayClock`, so no NaN, infinity or year-1e300 date can reach a
 clock, a record or the fade.
 """
@@ -38,8 +38,8 @@ __all__ = [
 
 #: The first instant Solace accepts: 1970-01-01T00:00:00Z.
 EARLIEST: float = 0.0
-#: The last instant Solace accepts: 9999-12-31T23:59:59.999999Z.
-LATEST: float = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC).timestamp()
+#: The last instant Solace accepts: 9999-12-31T23:59:59Z.
+LATEST: float = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 
 
 class Clock(Protocol):

@@ -38,7 +38,7 @@ def test_date_before_1970_is_refused() -> None:
 
 def test_the_bounds_themselves_are_accepted() -> None:
     assert check_instant(EARLIEST) == 0.0
-    assert check_instant(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)) == LATEST
+    assert check_instant(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)) == LATEST
     assert check_instant(datetime(1970, 1, 2)) == 86400.0  # naive means UTC
 
 
