@@ -28,10 +28,10 @@ from solace.conversation.extractive import extractive_summary, fallback_summary
 from solace.conversation.model import SummaryMode, ThreadItem
 from solace.models.guard import Guard, GuardPolicy
 from solace.models.llm import LLM, ChatMessage, ModelError
+from solace.models.schema import LENIENT
 from solace.models.tokenizer import Tokenizer
 
 __all__ = [
-    "LENIENT_SCHEMA",
     "SUMMARY_PROMPT",
     "SUMMARY_SCHEMA",
     "SummaryResult",
@@ -53,26 +53,19 @@ SUMMARY_PROMPT = """Summarize this conversation. Return a JSON object with:
   decisions, preferences, or context the agent should remember across
   sessions; false if it's casual or ephemeral)"""
 
-#: What the model is asked to fill (constrained decoding where the backend can).
+#: What the model is asked to fill (constrained decoding where the backend can) and
+#: what its answer must satisfy. ``include_in_memory`` is a soft value
+#: (:data:`~solace.models.schema.LENIENT`): a grammar still forces a boolean there, but
+#: a missing flag or ``"true"`` does not fail the call; anything but a strict ``true``
+#: simply means false, and the title and summary are used.
 SUMMARY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "title": {"type": "string", "minLength": 1, "maxLength": 120},
         "summary": {"type": "string", "minLength": 1},
-        "include_in_memory": {"type": "boolean"},
+        "include_in_memory": {"type": "boolean", LENIENT: True},
     },
     "required": ["title", "summary", "include_in_memory"],
-}
-
-#: What an answer must satisfy to be used: ``include_in_memory`` may be anything
-#: (or absent), because anything but a strict ``true`` simply means false.
-LENIENT_SCHEMA: dict[str, Any] = {
-    **SUMMARY_SCHEMA,
-    "properties": {
-        **SUMMARY_SCHEMA["properties"],
-        "include_in_memory": {"description": "true promotes; anything else is false"},
-    },
-    "required": ["title", "summary"],
 }
 
 #: The thread shown to the model is cut (head and tail kept) beyond this many tokens,
@@ -194,7 +187,7 @@ class Summariser:
         except ModelError as exc:
             log.info("topic summary: LLM call failed, using the fallback: %s", exc)
             return f"llm: {exc}"
-        verdict = self.guard.check_json(source, obj, LENIENT_SCHEMA, ("title", "summary"))
+        verdict = self.guard.check_json(source, obj, SUMMARY_SCHEMA, ("title", "summary"))
         if not verdict.ok:
             self._note_guard_failure()
             reasons = ", ".join(verdict.reasons)

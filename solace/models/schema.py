@@ -8,6 +8,14 @@ object (``properties``, ``required``, ``additionalProperties``), string (``minLe
 ``"true"`` is not a boolean, ``True`` is not an integer, NaN is not a number. A schema
 keyword outside the subset is a programming error (``ValueError``), never ignored,
 so a schema can never promise more than is checked.
+
+One extension: a schema holding ``"x-lenient": true`` is a *soft* value. A constrained
+decoder still sees its type (llama.cpp's grammar compiler and OpenAI-compatible
+servers ignore ``x-`` keywords, so a grammar still forces, say, a boolean there), but
+the validator accepts any value in its place, or its absence even when ``required``
+lists it: the caller reads such a value itself and defaults anything unexpected. The
+summary's ``include_in_memory`` is one (seed 000: anything but a strict ``true`` is
+false, and only the flag defaults; the title and summary are still used).
 """
 
 from __future__ import annotations
@@ -16,9 +24,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SchemaError", "validate"]
+__all__ = ["LENIENT", "SchemaError", "is_lenient", "validate"]
 
-_ANNOTATIONS = frozenset({"title", "description", "$schema", "$id", "default", "examples"})
+LENIENT = "x-lenient"
+"""The keyword that makes a value soft (see the module docstring)."""
+
+_ANNOTATIONS = frozenset(
+    {"title", "description", "$schema", "$id", "default", "examples", LENIENT}
+)
 _KEYWORDS: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "string": frozenset({"minLength", "maxLength"}),
@@ -60,6 +73,18 @@ def _is_type(value: object, type_name: str) -> bool:
     return value is None  # "null"
 
 
+def is_lenient(schema: Mapping[str, Any]) -> bool:
+    """True if ``schema`` marks a soft value (``"x-lenient": true``).
+
+    Raises:
+        ValueError: ``x-lenient`` holds anything but a boolean.
+    """
+    flag = schema.get(LENIENT, False)
+    if not isinstance(flag, bool):
+        raise ValueError(f"{LENIENT} must be a boolean, got {flag!r}")
+    return flag
+
+
 def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
 
@@ -73,7 +98,8 @@ def validate(instance: object, schema: Mapping[str, Any], _path: str = "$") -> N
 
     Raises:
         SchemaError: the first mismatch found, depth-first in schema order; its
-            ``path`` names the failing value.
+            ``path`` names the failing value. A soft value (``x-lenient``) never
+            fails, present, absent or of any type.
         ValueError: the schema itself uses an unsupported keyword or type.
     """
     type_name = schema.get("type")
@@ -83,6 +109,8 @@ def validate(instance: object, schema: Mapping[str, Any], _path: str = "$") -> N
     unknown = sorted(set(schema) - allowed)
     if unknown:
         raise ValueError(f"unsupported schema keyword(s) {unknown} at {_path}")
+    if is_lenient(schema):
+        return  # a soft value: its reader defaults anything unexpected
 
     if type_name is not None and not _is_type(instance, type_name):
         raise SchemaError(_path, f"expected {type_name}, got {_describe(instance)}")
@@ -106,7 +134,7 @@ def validate(instance: object, schema: Mapping[str, Any], _path: str = "$") -> N
 def _validate_object(instance: dict[str, Any], schema: Mapping[str, Any], path: str) -> None:
     properties: Mapping[str, Any] = schema.get("properties", {})
     for key in schema.get("required", ()):
-        if key not in instance:
+        if key not in instance and not is_lenient(properties.get(key, {})):
             raise SchemaError(_child(path, key), "required property is missing")
     extra = schema.get("additionalProperties", True)
     for key, value in instance.items():
