@@ -185,9 +185,9 @@ def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
     }
     agent = snapshot.agent
     index_path = directory / index_name
-    write_sealed(index_path, index_bytes, ring=ring, purpose=PURPOSE,
-                 role=index_role(agent, index_name), what=f"{agent}'s long-term index")
     try:
+        write_sealed(index_path, index_bytes, ring=ring, purpose=PURPOSE,
+                     role=index_role(agent, index_name), what=f"{agent}'s long-term index")
         meta_path = write_sealed(directory / META_NAME, msgpack.packb(meta, use_bin_type=True),
                                  ring=ring, purpose=PURPOSE, role=meta_role(agent),
                                  what=f"{agent}'s snapshot")
