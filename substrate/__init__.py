@@ -3,8 +3,10 @@
 Every memory record points back to an event here (its ``original_entry_id``). Events are
 XML records (:mod:`substrate.xmlcodec`), sealed with AES-256-GCM into checksummed,
 hash-chained frames (:mod:`substrate.frame`) in segment files, with crash recovery that
-cuts only a torn tail (:mod:`substrate.recovery`) and an fsync policy that says exactly
-what an acknowledged append survives (:mod:`substrate.durability`).
+cuts only a torn tail (:mod:`substrate.recovery`), an authenticated head anchor that
+turns loss at the end of the log into an error (:mod:`substrate.anchor`), and an fsync
+policy that says exactly what an acknowledged append survives
+(:mod:`substrate.durability`).
 
 This package imports nothing from ``solace``.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from .crypto import KeyRing as KeyRing
 from .durability import FsyncPolicy as FsyncPolicy
+from .errors import AnchorMismatchError as AnchorMismatchError
 from .errors import ChainBrokenError as ChainBrokenError
 from .errors import CorruptFrameError as CorruptFrameError
 from .errors import InvalidEventError as InvalidEventError
@@ -39,6 +42,7 @@ from .store import Substrate as Substrate
 from .verify import VerifyReport as VerifyReport
 
 __all__ = [
+    "AnchorMismatchError",
     "BUILTIN_KINDS",
     "ChainBrokenError",
     "CorruptFrameError",

@@ -1,12 +1,15 @@
-"""Command-line helpers: ``verify``, ``dump`` and ``stats`` for a substrate directory.
+"""Command-line helpers: ``verify``, ``dump``, ``stats`` and ``recover`` for a substrate.
 
 Wired two ways: ``python -m substrate verify PATH`` (see :func:`main`), and the
-``solace substrate verify|dump|stats`` commands, which the solace CLI adds by calling
-:func:`register` with its subparsers. Every command sets ``func`` on the parsed
+``solace substrate verify|dump|stats|recover`` commands, which the solace CLI adds by
+calling :func:`register` with its subparsers. Every command sets ``func`` on the parsed
 namespace: call ``args.func(args)`` and exit with the int it returns (0 ok, 1 problem).
 
-The commands never create a key file, append, or fsync-by-policy; opening does cut a
-torn tail (saving the cut bytes), exactly as the runtime would on start.
+``verify``, ``dump`` and ``stats`` open the substrate read-only: they change no file
+(no key file, directory or anchor is created, a torn tail is reported but not cut).
+``recover`` opens it for writing, as the runtime would on start: it cuts a torn tail
+(saving the bytes) and, only with ``--accept-loss``, accepts a log shorter than its
+anchor.
 """
 
 from __future__ import annotations
@@ -17,19 +20,32 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .anchor import ANCHOR_FILE
 from .errors import SubstrateError
 from .keys import DEFAULT_ENV_VAR, KeySource
 from .opener import open_substrate
+from .segments import list_segments
 from .store import Substrate
 from .xmlcodec import encode_event
 
-__all__ = ["add_commands", "cmd_dump", "cmd_stats", "cmd_verify", "main", "register"]
+__all__ = [
+    "add_commands", "cmd_dump", "cmd_recover", "cmd_stats", "cmd_verify", "main", "register",
+]
 
 
-def _open(path: str | Path, key_source: KeySource | None) -> Substrate:
-    if not Path(path).is_dir():
+def _open(path: str | Path, key_source: KeySource | None, *, accept_loss: bool = False,
+          read_only: bool = True) -> Substrate:
+    directory = Path(path)
+    if not directory.is_dir():
         raise SubstrateError(f"{path} is not a substrate directory")
-    return open_substrate(path, key_source=key_source or KeySource(create=False), fsync="never")
+    if not list_segments(directory) and not (directory / ANCHOR_FILE).exists():
+        inner = directory / "substrate"
+        guess = (f"did you mean {inner}?" if inner.is_dir() else
+                 "it is not a substrate directory, or nothing was ever written to it")
+        raise SubstrateError(f"{directory}: no segments here; {guess}")
+    return open_substrate(path, key_source=key_source or KeySource(create=False),
+                          fsync="never" if read_only else "always",
+                          accept_loss=accept_loss, read_only=read_only)
 
 
 def _fail(command: str, exc: SubstrateError) -> int:
@@ -39,11 +55,21 @@ def _fail(command: str, exc: SubstrateError) -> int:
 
 def _recovered(sub: Substrate, out: TextIO) -> None:
     for torn in sub.recovered:
-        print(
-            f"recovered: cut a torn tail of {torn.bytes_dropped} bytes from {torn.segment} "
-            f"at offset {torn.offset} (saved to {torn.saved_to})",
-            file=out,
-        )
+        if torn.cut:
+            print(
+                f"recovered: cut a torn tail of {torn.bytes_dropped} bytes from "
+                f"{torn.segment} at offset {torn.offset} (saved to {torn.saved_to})",
+                file=out,
+            )
+        else:
+            print(
+                f"torn tail: {torn.bytes_dropped} bytes of {torn.segment} from offset "
+                f"{torn.offset} hold no intact frame (unsynced writes cut short by a "
+                f"crash); left in place: `substrate recover {sub.directory}` cuts them",
+                file=out,
+            )
+    if sub.accepted_loss:
+        print(f"accepted loss: {sub.accepted_loss}", file=out)
 
 
 def cmd_verify(path: str | Path, key_source: KeySource | None = None, *,
@@ -61,11 +87,35 @@ def cmd_verify(path: str | Path, key_source: KeySource | None = None, *,
     except SubstrateError as exc:
         return _fail("verify", exc)
     keys = ", ".join(f"key {k}: {n}" for k, n in sorted(report.key_ids.items())) or "no keys"
+    anchored = ("no anchor yet (the next writable open writes one)"
+                if report.anchored_id is None else f"anchored at entry {report.anchored_id}")
     print(
         f"ok: {report.frames} events in {report.segments} segments, {report.bytes} bytes "
-        f"({keys}); {report.seconds:.3f} s, {report.mb_per_s:.1f} MB/s",
+        f"({keys}); {anchored}; {report.seconds:.3f} s, {report.mb_per_s:.1f} MB/s",
         file=out,
     )
+    return 0
+
+
+def cmd_recover(path: str | Path, key_source: KeySource | None = None, *,
+                accept_loss: bool = False, out: TextIO | None = None) -> int:
+    """Open the substrate at ``path`` for writing, as the runtime does, and close it.
+
+    Cuts a torn tail (saving the bytes beside the segment) and re-anchors the head.
+    With ``accept_loss``, also accepts a log shorter than its anchor (the loss is
+    printed); without it such a log is refused and nothing changes.
+
+    Returns:
+        0 if the substrate now opens cleanly, 1 otherwise (the problem goes to stderr).
+    """
+    out = out or sys.stdout
+    try:
+        with _open(path, key_source, accept_loss=accept_loss, read_only=False) as sub:
+            _recovered(sub, out)
+            last_id = sub.last_id
+    except SubstrateError as exc:
+        return _fail("recover", exc)
+    print(f"ok: the log ends at entry {last_id} and is anchored there", file=out)
     return 0
 
 
@@ -140,8 +190,12 @@ def _run_stats(args: argparse.Namespace) -> int:
     return cmd_stats(args.path, key_source=_key_source(args))
 
 
+def _run_recover(args: argparse.Namespace) -> int:
+    return cmd_recover(args.path, _key_source(args), accept_loss=args.accept_loss)
+
+
 def add_commands(subparsers: Any) -> None:
-    """Add ``verify``, ``dump`` and ``stats`` to an argparse subparsers object."""
+    """Add ``verify``, ``dump``, ``stats`` and ``recover`` to an argparse subparsers object."""
     def command(name: str, help: str, func: Any) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = subparsers.add_parser(name, help=help, description=help)
         p.add_argument("path", type=Path, help="the substrate directory")
@@ -159,10 +213,14 @@ def add_commands(subparsers: Any) -> None:
     dump.add_argument("--kind", default=None, help="only this kind")
     dump.add_argument("--since", type=int, default=None, help="only ids greater than this")
     command("stats", "counts by agent, kind and key id; segment sizes", _run_stats)
+    recover = command("recover", "open for writing: cut a torn tail, re-anchor the head",
+                      _run_recover)
+    recover.add_argument("--accept-loss", action="store_true",
+                         help="accept a log that ends before its anchor (events lost)")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add a ``substrate`` command (with verify|dump|stats under it) to a CLI's subparsers.
+    """Add a ``substrate`` command (verify|dump|stats|recover under it) to a CLI's subparsers.
 
     Returns:
         The ``substrate`` parser. Dispatch with ``args.func(args)`` (returns an exit code).
@@ -177,7 +235,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m substrate verify|dump|stats PATH``; returns the exit code."""
+    """``python -m substrate verify|dump|stats|recover PATH``; returns the exit code."""
     parser = argparse.ArgumentParser(
         prog="python -m substrate",
         description="Inspect a substrate directory (the encrypted event log).",

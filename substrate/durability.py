@@ -16,7 +16,9 @@ What an acknowledged append (one that returned) survives, per ``fsync=`` policy:
   the kernel's writeback decides what survived.
 
 Under every policy a crash never damages earlier frames: on open only a torn tail is cut
-(see :mod:`substrate.recovery`), and anything else that is wrong raises.
+(see :mod:`substrate.recovery`), and anything else that is wrong raises. After each
+fsync the head anchor (:mod:`substrate.anchor`) is advanced to the synced entry, so a
+later loss of synced frames at the end of the log is refused on open, not missed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, TypeAlias, get_args
+from typing import Generic, Literal, TypeAlias, TypeVar, get_args
 
 from .errors import SubstrateError
 
@@ -34,15 +36,19 @@ __all__ = ["POLICIES", "FsyncPolicy", "GroupCommit"]
 FsyncPolicy: TypeAlias = Literal["always", "batch", "never"]
 POLICIES: tuple[str, ...] = get_args(FsyncPolicy)
 _monotonic = time.monotonic
+H = TypeVar("H")
 
 
-class GroupCommit:
+class GroupCommit(Generic[H]):
     """fsync bookkeeping for one substrate.
 
     Args:
         policy: The fsync policy.
         lock: The substrate's lock; :meth:`wrote` is called holding it.
-        head: Called under ``lock``: ``(last id written, fd to fsync or None)``.
+        head: Called under ``lock``: ``(last id written, fd to fsync or None, note)``.
+        synced: Called after each fsync, without ``lock``, with the ``note`` that came
+            with the synced id (the substrate advances its anchor there). Calls are
+            serialised and in id order.
         synced_id: The last id already durable (the last id found on open).
         interval_s, max_events: The ``batch`` limits.
         name: For the flusher thread's name.
@@ -52,7 +58,8 @@ class GroupCommit:
         self,
         policy: FsyncPolicy,
         lock: threading.Lock,
-        head: Callable[[], tuple[int, int | None]],
+        head: Callable[[], tuple[int, int | None, H]],
+        synced: Callable[[H], None],
         *,
         synced_id: int,
         interval_s: float,
@@ -60,6 +67,7 @@ class GroupCommit:
         name: str,
     ) -> None:
         self.policy = policy
+        self._synced = synced
         self.synced_id = synced_id
         #: Set when an fsync failed; the substrate refuses appends from then on.
         self.failure: SubstrateError | None = None
@@ -97,13 +105,14 @@ class GroupCommit:
         every appender waiting at that moment.
 
         Raises:
-            SubstrateError: the fsync failed (also kept in :attr:`failure`).
+            SubstrateError: the fsync, or the anchor update after it, failed (also kept
+                in :attr:`failure`).
         """
         with self._sync_lock:
             if self.synced_id >= upto or self._stopped:
                 return
             with self._lock:
-                target, fd = self._head()
+                target, fd, note = self._head()
                 self._first_unsynced = None
             if fd is not None:
                 try:
@@ -114,6 +123,14 @@ class GroupCommit:
                         "be durable; close and reopen the substrate"
                     )
                     raise self.failure from exc
+            try:
+                self._synced(note)
+            except (OSError, SubstrateError) as exc:
+                self.failure = SubstrateError(
+                    f"the head anchor could not be advanced to entry {target} ({exc}); "
+                    "close and reopen the substrate"
+                )
+                raise self.failure from exc
             self.synced_id = target
 
     def _flush_loop(self) -> None:

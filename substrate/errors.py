@@ -8,6 +8,7 @@ to do about it. Bad arguments are plain ``ValueError``/``TypeError`` (or
 from __future__ import annotations
 
 __all__ = [
+    "AnchorMismatchError",
     "ChainBrokenError",
     "CorruptFrameError",
     "InvalidEventError",
@@ -40,6 +41,11 @@ class CorruptFrameError(SubstrateError):
 
 class ChainBrokenError(SubstrateError):
     """Raised when frames do not link: reordered, removed, or a segment file is missing."""
+
+
+class AnchorMismatchError(ChainBrokenError):
+    """Raised on open when the log ends before, or does not contain, the head its anchor
+    records (events lost at the end), or the anchor file fails authentication."""
 
 
 class WrongKeyError(SubstrateError):

@@ -7,6 +7,13 @@ no data yet, a key file with one fresh key is created: exclusively (a concurrent
 creator's file is never overwritten), atomically (written to a temporary file, fsynced,
 then hard-linked into place) and with mode 0600. When data exists but no key does,
 :class:`MissingKeyError` is raised: a new key could never read the old frames.
+
+A key file must be readable by its owner only: like ``ssh`` with a private key, a key
+file whose mode grants any access to group or others (0644, 0640, 0666, ...) is refused
+with a :class:`SubstrateError` naming the file, its mode and the ``chmod 600`` that fixes
+it; the file is never changed (so read-only commands stay read-only), and the key it
+holds may already have leaked, which a silent fix would hide. A key file that is a
+directory, unreadable, or not ASCII text is a :class:`SubstrateError` as well.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .crypto import KeyRing, format_ring, parse_ring
 from .errors import MissingKeyError, SubstrateError
+from .segments import fsync_dir
 
 __all__ = ["DEFAULT_ENV_VAR", "DEFAULT_KEY_FILE", "KeySource", "LoadedKeys"]
 
@@ -77,7 +86,7 @@ class KeySource:
         try:
             return LoadedKeys(_read_ring(path), str(path), path)
         except FileNotFoundError:
-            pass
+            pass  # a dangling symlink too: nothing to read
         if not (may_create and self.create):
             env = f"${self.env_var} is not set and " if self.env_var else ""
             raise MissingKeyError(
@@ -109,7 +118,44 @@ class KeySource:
 
 
 def _read_ring(path: Path) -> KeyRing:
-    text = path.read_text(encoding="ascii")
+    """Read and parse the key file at ``path``.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        SubstrateError: it is a directory, unreadable, open to group or others, not
+            ASCII, or malformed (the message names the file, never key material).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise SubstrateError(f"cannot read the key file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SubstrateError(f"the key file {path} is a directory, not a key ring file")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise SubstrateError(
+                f"the key file {path} has mode {mode:04o}: group or others may access it, "
+                f"so it is refused (the key may have leaked; consider rotating it). Make it "
+                f"readable by its owner only: chmod 600 {path}"
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise SubstrateError(f"cannot read the key file {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        text = b"".join(chunks).decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise SubstrateError(
+            f"the key file {path} is not ASCII text (byte {exc.start} is "
+            f"0x{exc.object[exc.start]:02x}); it should hold 'id:hex' lines"
+        ) from None
     try:
         return parse_ring(text)
     except ValueError as exc:
@@ -128,14 +174,6 @@ def _write_temp(path: Path, ring: KeyRing) -> Path:
     return tmp
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def create_key_file(path: Path) -> KeyRing:
     """Create ``path`` holding a fresh one-key ring, exclusively, atomically, mode 0600.
 
@@ -151,7 +189,7 @@ def create_key_file(path: Path) -> KeyRing:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return ring
 
 
@@ -164,4 +202,4 @@ def write_key_file(path: Path, ring: KeyRing) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)

@@ -1,29 +1,39 @@
-"""Opening a substrate: options, the directory lock, keys, recovery, the key check."""
+"""Opening a substrate: options, the directory lock, keys, recovery, the anchor check."""
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from .anchor import AnchorFile, Head, describe_loss
 from .codec import open_frame
 from .crypto import Cipher, KeyRing
 from .durability import POLICIES, FsyncPolicy
-from .errors import SubstrateLockedError
+from .errors import (
+    AnchorMismatchError,
+    SubstrateError,
+    SubstrateLockedError,
+)
 from .event import kinds_with
 from .keys import KeySource, LoadedKeys
-from .recovery import load_log
+from .recovery import LoadedLog, cut_tails, load_log
 from .segments import SegmentFiles, fsync_dir, list_segments
 from .store import Substrate
 
 __all__ = ["open_substrate"]
 
+_logger = logging.getLogger("substrate")
 
-def _lock_directory(directory: Path) -> int:
-    fd = os.open(directory / "substrate.lock", os.O_RDWR | os.O_CREAT, 0o600)
+
+def _lock_directory(directory: Path, *, shared: bool) -> int:
+    """flock the directory itself: unlike a lock file, it cannot be unlinked from under
+    us, so a second writer is refused for as long as the descriptor stays open."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         raise SubstrateLockedError(
@@ -38,6 +48,14 @@ def _positive(name: str, value: object, minimum: float) -> None:
         raise ValueError(f"{name} must be a number >= {minimum}, got {value!r}")
 
 
+def _head_of(log: LoadedLog) -> Head:
+    last_id = len(log.index)
+    if not last_id:
+        return Head(0, log.last_hash, 0, 0)
+    segment, offset, size = log.index.locate(last_id)
+    return Head(last_id, log.last_hash, segment, offset + size)
+
+
 def open_substrate(
     path: str | os.PathLike[str],
     key: bytes | KeyRing | None = None,
@@ -48,15 +66,20 @@ def open_substrate(
     key_source: KeySource | None = None,
     extra_kinds: Iterable[str] = (),
     segment_bytes: int = 64 << 20,
+    accept_loss: bool = False,
+    read_only: bool = False,
 ) -> Substrate:
     """Open (creating if needed) the substrate in directory ``path``.
 
-    Opening indexes every frame header (no decryption), checks the hash chain, cuts a torn
-    tail left by a crash (reported in :attr:`Substrate.recovered`), and decrypts the last
-    frame sealed under each key id, so a wrong key fails here rather than later.
+    Opening indexes every frame header (no decryption), checks the hash chain, decrypts
+    the last frame sealed under each key id (so a wrong key fails here rather than
+    later), and checks the log against its head anchor (:mod:`substrate.anchor`): a log
+    shorter than the anchor, or not holding the anchored entry, is refused. Then a torn
+    tail left by a crash is cut (saved beside the segment, logged at WARNING, reported
+    in :attr:`Substrate.recovered`) and the anchor is advanced to the head found.
 
     Args:
-        path: The substrate directory (created if missing).
+        path: The substrate directory (created if missing, unless ``read_only``).
         key: 32 raw bytes (key id 1) or a :class:`KeyRing`; None means ``key_source``.
         fsync: Durability policy: what an acknowledged append survives, see
             :mod:`substrate.durability`.
@@ -67,11 +90,20 @@ def open_substrate(
             substrate).
         extra_kinds: Kinds accepted besides the built-in ones.
         segment_bytes: Start a new segment file when one would grow past this.
+        accept_loss: Open although the log contradicts its anchor (events lost at the
+            end, a replaced log, a damaged anchor): log the loss at WARNING, keep it in
+            :attr:`Substrate.accepted_loss`, and re-anchor at the head found.
+        read_only: Change no file: no directory, key file or anchor is created, no torn
+            tail is cut (it is reported with ``cut=False`` and left out of the index);
+            appends raise. Takes a shared lock, so it fails while a writer is open.
 
     Raises:
         ValueError: a bad option (the message names it).
-        SubstrateLockedError: the directory is already open.
+        SubstrateError: ``read_only`` and ``path`` is not a directory.
+        SubstrateLockedError: the directory is already open (a reader: open for writing).
         MissingKeyError, WrongKeyError: the keys cannot read the existing frames.
+        AnchorMismatchError: the log ends before its anchor (naming the missing entries
+            and segment), is not the log the anchor records, or the anchor is damaged.
         CorruptFrameError, ChainBrokenError: the files are damaged beyond a torn tail.
     """
     if fsync not in POLICIES:
@@ -84,30 +116,64 @@ def open_substrate(
         raise ValueError("pass key or key_source, not both")
     directory = Path(path)
     if not directory.is_dir():
+        if read_only:
+            raise SubstrateError(f"{directory} is not a directory")
         directory.mkdir(parents=True, exist_ok=True)
         if fsync != "never":
             fsync_dir(directory.parent)
-    lock_fd = _lock_directory(directory)
+    lock_fd = _lock_directory(directory, shared=read_only)
     files: SegmentFiles | None = None
     opened = False
     try:
         numbers = list_segments(directory)
+        anchor = AnchorFile(directory)
         if key is None:
-            keys = (key_source or KeySource()).load(directory, may_create=not numbers)
+            may_create = not numbers and not anchor.exists() and not read_only
+            keys = (key_source or KeySource()).load(directory, may_create=may_create)
         else:
             ring = key if isinstance(key, KeyRing) else KeyRing.single(key)
             keys = LoadedKeys(ring, "the key argument", None)
-        log = load_log(directory, numbers)
-        files = SegmentFiles(directory, log.sizes, int(segment_bytes), fsync != "never")
+        problem: str | None = None
+        try:  # anchor errors are raised after the key check: a wrong key fails the
+            head = anchor.read(keys.ring)  # anchor too, and the frames say so better
+        except AnchorMismatchError as exc:
+            head, problem = None, str(exc)
+        log = load_log(directory, numbers, head.last_id if head is not None else 0)
+        sync = fsync != "never" and not read_only
+        files = SegmentFiles(directory, log.sizes, int(segment_bytes), sync,
+                             read_only=read_only)
         cipher = Cipher(keys.ring)
         for entry_id in sorted(log.last_by_key.values()):
             segment, offset, size = log.index.locate(entry_id)
             frame = files.read(segment, offset, size)
             open_frame(cipher, frame, segment=files.path(segment), offset=offset,
                        entry_id=entry_id)
+        if head is not None:
+            problem = describe_loss(directory, head, len(log.index), log.hash_at, log.sizes)
+        if problem is not None:
+            if not accept_loss:
+                raise AnchorMismatchError(problem)
+            _logger.warning("accept_loss: opening %s although %s", directory, problem)
+        recovered = tuple(cut_tails(log, apply=not read_only))
+        current = _head_of(log)
+        if not read_only:
+            anchor.remove_stale_temps()
+            if head is None and problem is None and numbers:
+                _logger.warning(
+                    "%s has no anchor file (a log written before anchors, or the anchor "
+                    "was deleted): anchoring it at entry %d", directory, current.last_id,
+                )
+            if head != current:
+                if sync:  # the anchor may only name durable frames
+                    after = head.segment if head is not None else 1
+                    for number in log.sizes:
+                        if number >= after:
+                            os.fsync(files.fd(number))
+                anchor.write(current, keys.ring, sync=sync)
         sub = Substrate(
             directory, lock_fd, log, keys, cipher, files, fsync, batch_interval_ms / 1000,
-            int(batch_max_events), kinds,
+            int(batch_max_events), kinds, recovered=recovered,
+            anchor=None if read_only else anchor, accepted_loss=problem,
         )
         opened = True
         return sub

@@ -2,9 +2,12 @@
 
 A crash can leave the last segment ending in a partial or garbled frame (a *torn
 tail*): bytes of a write that was never acknowledged, or, under ``fsync="batch"`` or
-``"never"`` after an OS crash, of writes not yet synced. On open the torn bytes are
-copied to ``<segment>.torn-<offset>`` (for forensics), cut off, and reported in
-:attr:`Substrate.recovered`.
+``"never"`` after an OS crash, of writes not yet synced. :func:`load_log` only finds
+the torn tail; the opener first checks the log without it against the head anchor
+(:mod:`substrate.anchor`: damage to synced frames is refused, not cut), then
+:func:`cut_tails` copies the torn bytes to ``<segment>.torn-<offset>`` (mode 0600, for
+forensics), cuts them off, logs a WARNING naming the byte count and the copy, and they
+are reported in :attr:`Substrate.recovered`. A read-only open cuts nothing.
 
 Damage is only treated as a torn tail when it is in the last segment *and no intact
 frame follows it* (the rest of the file is searched byte by byte for a frame whose
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import zlib
 from collections.abc import Iterator
@@ -39,8 +43,9 @@ from .frame import (
 from .index import FrameIndex
 from .segments import fsync_dir, segment_name, write_all
 
-__all__ = ["FrameWalk", "LoadedLog", "TornTail", "load_log"]
+__all__ = ["FrameWalk", "LoadedLog", "TornTail", "cut_tails", "load_log"]
 
+_logger = logging.getLogger("substrate")
 _HINT = "restore the segment from a backup; nothing was changed on disk"
 
 
@@ -52,8 +57,11 @@ class TornTail:
         segment: Path of the segment file.
         offset: Where the cut was made (the file's new length; 0 if it was removed).
         bytes_dropped: How many bytes were cut.
-        saved_to: Path of the copy of the cut bytes, or None if there were none.
-        removed: Whether the whole segment file was removed (it held no intact frame).
+        saved_to: Path of the copy of the cut bytes, or None if there were none (or
+            nothing was cut).
+        removed: Whether the whole segment file was (or, if not ``cut``, would be)
+            removed: it held no intact frame.
+        cut: False when a read-only open found the tail and left the files unchanged.
     """
 
     segment: str
@@ -61,6 +69,7 @@ class TornTail:
     bytes_dropped: int
     saved_to: str | None
     removed: bool
+    cut: bool = True
 
 
 _HEADER_START = PREFIX.size + HLEN.size  # where a frame's msgpack header begins
@@ -163,23 +172,36 @@ class FrameWalk:
 
 @dataclass
 class LoadedLog:
-    """What :func:`load_log` found: the index, the chain head and what was recovered."""
+    """What :func:`load_log` found: the index, the chain head and the torn tail (not
+    yet cut; see :func:`cut_tails`).
+
+    ``sizes`` are the segment lengths without the torn tail; ``hash_at`` is the chain
+    hash after the entry :func:`load_log` was asked about (None if the log is shorter).
+    """
 
     index: FrameIndex
     last_hash: bytes = GENESIS_HASH
     sizes: dict[int, int] = field(default_factory=dict)
-    torn: list[TornTail] = field(default_factory=list)
+    torn: list[tuple[Path, bytes, int]] = field(default_factory=list)
     last_by_key: dict[int, int] = field(default_factory=dict)
+    hash_at: bytes | None = None
 
 
-def load_log(directory: Path, numbers: list[int]) -> LoadedLog:
-    """Index every segment (no decryption), recovering a torn tail of the last one.
+def load_log(directory: Path, numbers: list[int], hash_at: int = 0) -> LoadedLog:
+    """Index every segment (no decryption) and find a torn tail of the last one.
+
+    Changes no file.
+
+    Args:
+        hash_at: Also record the chain hash after this entry (0: the genesis hash).
 
     Raises:
         CorruptFrameError, ChainBrokenError: damage that is not a torn tail.
-        OSError: a file could not be read, or the tail could not be cut.
+        OSError: a file could not be read.
     """
     log = LoadedLog(FrameIndex())
+    if hash_at == 0:
+        log.hash_at = GENESIS_HASH
     next_id = 1
     for number in numbers:
         path = directory / segment_name(number)
@@ -188,17 +210,46 @@ def load_log(directory: Path, numbers: list[int]) -> LoadedLog:
             buf, path, next_id=next_id, prev_hash=log.last_hash, tail_ok=number == numbers[-1]
         )
         add, last_by_key = log.index.add, log.last_by_key
-        for pos, size, h, _ in walk:
+        for pos, size, h, body in walk:
             add(number, pos, size, h.ts, h.agent, h.kind, h.key_id)
             last_by_key[h.key_id] = h.entry_id
+            if h.entry_id == hash_at:
+                log.hash_at = hashlib.sha256(body).digest()
         next_id, log.last_hash = walk.next_id, walk.prev_hash
         if walk.torn_at is None:
             log.sizes[number] = len(buf)
             continue
-        log.torn.append(_cut(path, buf, walk.torn_at))
+        log.torn.append((path, buf, walk.torn_at))
         if walk.torn_at > len(MAGIC):
             log.sizes[number] = walk.torn_at
     return log
+
+
+def cut_tails(log: LoadedLog, *, apply: bool) -> list[TornTail]:
+    """Cut the torn tails :func:`load_log` found (if ``apply``), or just describe them.
+
+    Each cut saves the bytes beside the segment first (fsynced, mode 0600), then
+    truncates (or removes) the segment, fsyncs it and the directory, and logs a WARNING
+    naming the segment, offset, byte count and the copy.
+
+    Raises:
+        OSError: a tail could not be saved or cut.
+    """
+    out = []
+    for path, buf, offset in log.torn:
+        if not apply:
+            out.append(TornTail(str(path), offset, len(buf) - offset, None,
+                                offset <= len(MAGIC), cut=False))
+            continue
+        torn = _cut(path, buf, offset)
+        _logger.warning(
+            "cut a torn tail of %d bytes from %s at offset %d%s; the bytes were saved to %s",
+            torn.bytes_dropped, torn.segment, offset,
+            " (it held no intact frame: the file was removed)" if torn.removed else "",
+            torn.saved_to,
+        )
+        out.append(torn)
+    return out
 
 
 def _cut(path: Path, buf: bytes, offset: int) -> TornTail:

@@ -3,7 +3,9 @@
 The only module that writes segment bytes. Writes are ``os.write`` on an ``O_APPEND``
 descriptor (no userspace buffer), so once :meth:`SegmentFiles.write` returns the bytes
 are in the OS and survive a process crash. A failed write is rolled back (truncated)
-so the files never hold frames the index does not know about.
+so the files never hold frames the index does not know about. Before each write the tail
+file's size is checked against what this object wrote (one ``fstat``): bytes written by
+anyone else (a second writer) are refused, never appended after, so the chain cannot fork.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ class SegmentFiles:
     """
 
     def __init__(
-        self, directory: Path, sizes: dict[int, int], segment_bytes: int, sync: bool
+        self, directory: Path, sizes: dict[int, int], segment_bytes: int, sync: bool,
+        *, read_only: bool = False,
     ) -> None:
         """
         Args:
@@ -77,8 +80,10 @@ class SegmentFiles:
             sizes: Segment number → size in bytes, for the existing (recovered) segments.
             segment_bytes: Start a new segment when a frame would grow the tail past this.
             sync: fsync the old tail before rotating, and the directory after creating.
+            read_only: Open the files for reading only (writes then fail with OSError).
         """
         self.directory = directory
+        self._flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_APPEND
         self.sizes = dict(sizes)
         self.segment_bytes = segment_bytes
         self._sync = sync
@@ -93,11 +98,24 @@ class SegmentFiles:
             path = self._paths[number] = self.directory / segment_name(number)
         return path
 
+    def fd(self, number: int) -> int:
+        """The open descriptor of segment ``number`` (opened on first use)."""
+        return self._fd(number)
+
     def _fd(self, number: int) -> int:
         fd = self._fds.get(number)
         if fd is None:
-            fd = self._fds[number] = os.open(self.path(number), os.O_RDWR | os.O_APPEND)
+            fd = self._fds[number] = os.open(self.path(number), self._flags)
         return fd
+
+    def _check_tail(self, fd: int, number: int, size: int) -> None:
+        on_disk = os.fstat(fd).st_size
+        if on_disk != size:
+            raise SubstrateError(
+                f"{self.path(number)} is {on_disk} bytes but this substrate wrote {size}: "
+                "another process wrote to it (a second writer) or cut it; nothing was "
+                "appended. Close this substrate and reopen it"
+            )
 
     @property
     def total_bytes(self) -> int:
@@ -113,6 +131,7 @@ class SegmentFiles:
                 fd = self._fds.get(tail)
                 if fd is None:
                     fd = self._fd(tail)
+                self._check_tail(fd, tail, size)
                 try:
                     if os.write(fd, frame) != len(frame):
                         raise OSError(errno.EIO, "short write")  # regular files: disk full
@@ -139,6 +158,8 @@ class SegmentFiles:
         first_size = self.sizes.get(first_tail, 0) if first_tail is not None else 0
         out: list[tuple[int, int]] = []
         pending: list[bytes] = []
+        if first_tail is not None:
+            self._check_tail(self._fd(first_tail), first_tail, first_size)
         try:
             size = first_size
             for frame in frames:
@@ -156,8 +177,14 @@ class SegmentFiles:
                 size += len(frame)
             if pending:
                 self._append(pending)
-        except OSError:
+        except OSError as exc:
             self._undo(first_tail, first_size)
+            if isinstance(exc, FileExistsError):
+                raise SubstrateError(
+                    f"{exc.filename} appeared while this substrate was writing: another "
+                    "process writes to it (a second writer); nothing was appended. Close "
+                    "this substrate and reopen it"
+                ) from exc
             raise
         return out
 

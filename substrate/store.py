@@ -2,9 +2,11 @@
 
 Directory layout: ``seg-000001.sol``, ``seg-000002.sol``, ... (see :mod:`substrate.frame`),
 ``substrate.key`` (unless keys come from elsewhere, see :mod:`substrate.keys`),
-``substrate.lock`` (held with ``flock`` while open), and ``*.torn-*`` copies of cut tails
-(see :mod:`substrate.recovery`). What each fsync policy promises is in
-:mod:`substrate.durability`.
+``substrate.anchor`` (the authenticated head, see :mod:`substrate.anchor`), and
+``*.torn-*`` copies of cut tails (see :mod:`substrate.recovery`). While open, the
+directory itself is locked with ``flock`` (a lock that cannot be unlinked from under
+us; ``substrate.lock`` files of older versions are ignored). What each fsync policy
+promises is in :mod:`substrate.durability`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeAlias
 
+from .anchor import AnchorFile, Head
 from .codec import open_frame, open_frames, seal
 from .crypto import NONCE_BYTES, Cipher, KeyRing, NoncePool
 from .durability import FsyncPolicy, GroupCommit
@@ -72,7 +75,11 @@ class Substrate:
         directory: The substrate directory.
         fsync: The durability policy (see :mod:`substrate.durability`).
         kinds: The kinds ``append`` accepts.
-        recovered: Torn tails cut while opening (empty after a clean shutdown).
+        recovered: Torn tails cut while opening (empty after a clean shutdown); on a
+            read-only substrate, the torn tails found and left in place.
+        read_only: Opened read-only: appends and key rotation raise, no file changes.
+        accepted_loss: When ``accept_loss=True`` let the open go ahead although the log
+            contradicted its anchor, the refusal it overrode (else None).
     """
 
     def __init__(
@@ -87,11 +94,18 @@ class Substrate:
         interval_s: float,
         max_events: int,
         kinds: frozenset[str],
+        *,
+        recovered: tuple[TornTail, ...] = (),
+        anchor: AnchorFile | None = None,
+        accepted_loss: str | None = None,
     ) -> None:
         self.directory = directory
-        self.recovered: tuple[TornTail, ...] = tuple(log.torn)
+        self.recovered = recovered
+        self.read_only = anchor is None
+        self.accepted_loss = accepted_loss
         self.fsync: FsyncPolicy = policy
         self.kinds = kinds
+        self._anchor = anchor
         self._lock_fd = lock_fd
         self._keys = keys
         self._cipher = cipher
@@ -104,13 +118,31 @@ class Substrate:
         self._closing = False
         self._closed = False
         self._broken: SubstrateError | None = None  # a failed write could not be undone
-        self._commit = GroupCommit(
-            policy, self._lock, self._head, synced_id=self._last_id, interval_s=interval_s,
-            max_events=max_events, name=str(directory),
+        self._anchored_id = self._last_id  # the opener anchored the head it found
+        self._commit: GroupCommit[tuple[Head, KeyRing]] = GroupCommit(
+            "never" if anchor is None else policy, self._lock, self._head, self._synced,
+            synced_id=self._last_id, interval_s=interval_s, max_events=max_events,
+            name=str(directory),
         )
 
-    def _head(self) -> tuple[int, int | None]:
-        return self._last_id, self._files.tail_fd()
+    def _head(self) -> tuple[int, int | None, tuple[Head, KeyRing]]:
+        """Under the lock: the head, the fd to fsync for it, and the anchor to write."""
+        last_id = self._last_id
+        if last_id:
+            segment, offset, size = self._index.locate(last_id)
+            head = Head(last_id, self._last_hash, segment, offset + size)
+        else:
+            head = Head(0, self._last_hash, 0, 0)
+        return last_id, self._files.tail_fd(), (head, self._cipher.ring)
+
+    def _synced(self, note: tuple[Head, KeyRing], *, sync: bool = True) -> None:
+        """Advance the anchor to a head whose frames are durable (serialised by the
+        group commit)."""
+        head, ring = note
+        if self._anchor is None or self._broken is not None:
+            return  # a foreign or failed write: leave the anchor at the last good head
+        self._anchor.write(head, ring, sync=sync)
+        self._anchored_id = head.last_id
 
     def __repr__(self) -> str:
         return f"<Substrate {str(self.directory)!r} last_id={self._last_id} fsync={self.fsync}>"
@@ -138,6 +170,8 @@ class Substrate:
         )
 
     def _writable(self) -> None:
+        if self.read_only:
+            raise SubstrateError(f"the substrate at {self.directory} was opened read-only")
         if self._closing:
             raise SubstrateError(f"the substrate at {self.directory} is closed")
         failure = self._broken or self._commit.failure
@@ -179,7 +213,7 @@ class Substrate:
             raise TypeError(f"attrs must be a mapping of str to str, got {type(attrs).__name__}")
         ts = time.time() if ts is None else ts if type(ts) is float else _check_ts(ts)
         with self._lock:
-            if self._closing or self._broken or self._commit.failure:
+            if self._closing or self._broken or self._commit.failure or self.read_only:
                 self._writable()
             entry_id = self._last_id + 1
             cipher = self._cipher
@@ -351,9 +385,10 @@ class Substrate:
         """Re-read every segment from disk and check every frame completely.
 
         Checks, per frame: length and CRC-32, header, id sequence and hash chain, key id,
-        AES-GCM tag, XML schema and its agreement with the header; and that the files end
-        exactly where this substrate last wrote. Events appended during the call are not
-        covered.
+        AES-GCM tag, XML schema and its agreement with the header; that the files end
+        exactly where this substrate last wrote; and that the anchor file authenticates
+        and names an entry of this chain. Changes no file. Events appended during the
+        call are not covered.
 
         Returns:
             A :class:`VerifyReport` (counts, bytes, time) when everything passed.
@@ -361,13 +396,16 @@ class Substrate:
         Raises:
             CorruptFrameError, ChainBrokenError, WrongKeyError, MissingKeyError: the first
                 problem, naming the segment file, offset and entry id.
+            AnchorMismatchError: the anchor fails authentication or names an entry this
+                chain does not hold.
         """
-        with self._lock:
+        anchor = AnchorFile(self.directory).read(self._cipher.ring)  # before the head:
+        with self._lock:  # the anchor never runs ahead of the head read after it
             if self._closed:
                 raise SubstrateError(f"the substrate at {self.directory} is closed")
             sizes = dict(self._files.sizes)
             last_id, last_hash, cipher = self._last_id, self._last_hash, self._cipher
-        return verify_log(self.directory, sizes, cipher, last_id, last_hash)
+        return verify_log(self.directory, sizes, cipher, last_id, last_hash, anchor)
 
     def stats(self) -> Stats:
         """Counts by agent, kind and key id, and segment sizes (from the index)."""
@@ -419,10 +457,13 @@ class Substrate:
     def close(self) -> None:
         """Sync (unless ``fsync="never"``), stop the flusher and release files and lock.
 
-        Idempotent. Appends after close raise :class:`SubstrateError`.
+        The anchor is advanced to the last entry (after the final fsync; under
+        ``fsync="never"`` without fsyncs). Idempotent. Appends after close raise
+        :class:`SubstrateError`.
 
         Raises:
-            SubstrateError: the final fsync failed (files are released anyway).
+            SubstrateError: the final fsync or anchor update failed (files are released
+                anyway).
         """
         with self._lock:
             if self._closing:
@@ -430,11 +471,21 @@ class Substrate:
             self._closing = True
         try:
             self._commit.close(self._last_id)
+            if (self.fsync == "never" and self._commit.failure is None
+                    and self._anchored_id != self._last_id):
+                with self._lock:
+                    note = self._head()[2]
+                try:
+                    self._synced(note, sync=False)
+                except OSError as exc:
+                    raise SubstrateError(
+                        f"the anchor of {self.directory} could not be written on close: {exc}"
+                    ) from exc
         finally:
             with self._lock:
                 self._closed = True
                 self._files.close()
-                os.close(self._lock_fd)
+                os.close(self._lock_fd)  # releases the directory's flock
 
 
 def _check_ts(ts: object) -> float:

@@ -22,15 +22,22 @@ def test_a_bad_fsync_policy_is_a_value_error_naming_it(tmp_path: Path, fsync: ob
 
 
 class _FsyncCounter:
-    """Counts fsyncs of regular files (not directories)."""
+    """Counts fsyncs of segment files (``calls``) and of anchor files (``anchors``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
+        self.anchors = 0
         real = os.fsync
 
         def fsync(fd: int) -> None:
             if stat.S_ISREG(os.fstat(fd).st_mode):
-                self.calls += 1
+                name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+                if name.endswith(".sol"):
+                    self.calls += 1
+                elif name.startswith(".substrate.anchor."):
+                    self.anchors += 1
+                else:
+                    raise AssertionError(f"unexpected fsync of {name}")
             real(fd)
 
         monkeypatch.setattr(os, "fsync", fsync)
@@ -41,11 +48,13 @@ def test_always_fsyncs_before_every_append_returns(
 ) -> None:
     counter = _FsyncCounter(monkeypatch)
     with open_substrate(tmp_path, KEY, fsync="always") as sub:
+        assert counter.anchors == 1  # a new substrate is anchored at entry 0
         for i in range(5):
             sub.append("Main", "message", "x", ts=1.0)
             assert counter.calls == i + 1
+            assert counter.anchors == i + 2  # and the anchor follows every fsync
         sub.append_many([("Main", "message", "y")] * 10)
-        assert counter.calls == 6
+        assert counter.calls == 6 and counter.anchors == 7
 
 
 def test_batch_fsyncs_every_max_events_and_on_close(
@@ -56,9 +65,9 @@ def test_batch_fsyncs_every_max_events_and_on_close(
                          batch_interval_ms=60_000)
     for _ in range(25):
         sub.append("Main", "message", "x", ts=1.0)
-    assert counter.calls == 2
+    assert counter.calls == 2 and counter.anchors == 1 + 2
     sub.close()
-    assert counter.calls == 3
+    assert counter.calls == 3 and counter.anchors == 1 + 3
 
 
 def test_batch_syncs_an_idle_tail_after_the_interval(
@@ -79,7 +88,8 @@ def test_never_does_not_fsync_even_on_close(
     counter = _FsyncCounter(monkeypatch)
     with open_substrate(tmp_path, KEY, fsync="never", segment_bytes=1024) as sub:
         sub.append_many([("Main", "message", "x" * 200)] * 20)
-    assert counter.calls == 0
+    assert counter.calls == 0 and counter.anchors == 0
+    assert (tmp_path / "substrate.anchor").exists()  # written on close, without fsync
 
 
 def test_a_failed_fsync_refuses_further_appends(

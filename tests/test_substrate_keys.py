@@ -119,3 +119,39 @@ def test_rotating_env_keys_is_refused(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv(ENV, K1.hex())
     with pytest.raises(SubstrateError, match="cannot|adding"):
         KeySource().rotate(tmp_path)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o666, 0o640, 0o604, 0o700])
+def test_a_key_file_open_to_group_or_others_is_refused(tmp_path: Path, mode: int) -> None:
+    with open_substrate(tmp_path, fsync="never") as sub:
+        sub.append("Main", "message", "x", ts=1.0)
+    key_file = tmp_path / "substrate.key"
+    key_file.chmod(mode)
+    if mode & 0o077:
+        with pytest.raises(SubstrateError, match=rf"mode 0{mode:o}.*chmod 600 {key_file}"):
+            open_substrate(tmp_path)
+        assert stat.S_IMODE(key_file.stat().st_mode) == mode  # refused, never changed
+    else:  # owner-only modes are fine
+        with open_substrate(tmp_path) as sub:
+            assert sub.get(1).content == "x"
+
+
+def test_a_key_file_with_non_ascii_bytes_is_a_substrate_error(tmp_path: Path) -> None:
+    key_file = tmp_path / "substrate.key"
+    key_file.write_bytes(f"1:{K1.hex()}\n# clé\n".encode())
+    key_file.chmod(0o600)
+    with pytest.raises(SubstrateError, match=r"substrate\.key is not ASCII text \(byte 71 is 0xc3\)"):
+        open_substrate(tmp_path)
+
+
+def test_a_key_file_that_is_a_directory_is_a_substrate_error(tmp_path: Path) -> None:
+    (tmp_path / "substrate.key").mkdir()
+    with pytest.raises(SubstrateError, match=r"substrate\.key is a directory"):
+        open_substrate(tmp_path)
+
+
+def test_an_unreadable_key_file_is_a_substrate_error(tmp_path: Path) -> None:
+    key_file = tmp_path / "substrate.key"
+    key_file.symlink_to(key_file)  # a symlink loop: ELOOP
+    with pytest.raises(SubstrateError, match=r"cannot read the key file .*substrate\.key"):
+        open_substrate(tmp_path)

@@ -1,10 +1,17 @@
 """Crash recovery and tamper detection: a torn tail is cut and reported, nothing
-acknowledged is lost, and every other kind of damage raises without cutting good data."""
+acknowledged is lost, and every other kind of damage raises without cutting good data.
+
+A torn tail is what a crash leaves after the last fsync; frames the anchor covers were
+synced, so damage to them is refused (see test_substrate_anchor.py). Tests of torn tails
+therefore build logs whose anchor lags, as after a crash (``_write(..., synced=n)``).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -36,10 +43,21 @@ def _frames(segment: Path) -> list[tuple[int, int]]:
     return out
 
 
-def _write(path: Path, n: int, *, size: int = 20, **options: object) -> None:
+def _write(path: Path, n: int, *, size: int = 20, synced: int | None = None,
+           **options: object) -> None:
+    """Append ``n`` events and close; with ``synced``, leave the anchor at entry
+    ``synced``, as a crash after writing but before syncing the rest would."""
+    first = n if synced is None else synced
     with open_substrate(path, KEY, fsync="never", **options) as sub:  # type: ignore[arg-type]
-        for i in range(n):
+        for i in range(first):
             sub.append("Main", "message", f"{i:04d}".ljust(size, "."), ts=float(i))
+    if synced is None:
+        return
+    anchor = (path / "substrate.anchor").read_bytes()
+    with open_substrate(path, KEY, fsync="never", **options) as sub:  # type: ignore[arg-type]
+        for i in range(first, n):
+            sub.append("Main", "message", f"{i:04d}".ljust(size, "."), ts=float(i))
+    (path / "substrate.anchor").write_bytes(anchor)
 
 
 def _flip(path: Path, pos: int) -> None:
@@ -69,7 +87,7 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("fsync", ["always", "batch"])
+@pytest.mark.parametrize("fsync", ["always", "batch", "never"])
 def test_sigkill_mid_append_loses_no_acknowledged_event(tmp_path: Path, fsync: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     child = subprocess.Popen(
@@ -106,19 +124,30 @@ def test_sigkill_mid_append_loses_no_acknowledged_event(tmp_path: Path, fsync: s
         assert sub.append("Main", "message", "after", ts=0.0) == sub.last_id
 
 
-def test_a_torn_last_frame_is_cut_saved_and_reported(tmp_path: Path) -> None:
-    _write(tmp_path, 5)
-    seg = tmp_path / "seg-000001.sol"
-    original = seg.read_bytes()
+def test_a_torn_last_frame_is_cut_saved_and_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _write(tmp_path, 5, synced=4)
+    seg, anchor = tmp_path / "seg-000001.sol", tmp_path / "substrate.anchor"
+    original, synced_anchor = seg.read_bytes(), anchor.read_bytes()
     offset, size = _frames(seg)[-1]
     for keep in (1, 7, 8, 9, size // 2, size - 1):
         seg.write_bytes(original[: offset + keep])
-        with open_substrate(tmp_path, KEY) as sub:
+        anchor.write_bytes(synced_anchor)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="substrate"):
+            sub = open_substrate(tmp_path, KEY)
+        with sub:
             (torn,) = sub.recovered
             assert (torn.segment, torn.offset, torn.bytes_dropped, torn.removed) == (
                 str(seg), offset, keep, False
             )
             assert Path(torn.saved_to or "").read_bytes() == original[offset : offset + keep]
+            assert stat.S_IMODE(os.stat(torn.saved_to or "").st_mode) == 0o600
+            (record,) = caplog.records
+            assert record.levelno == logging.WARNING
+            assert f"{keep} bytes" in record.getMessage()
+            assert str(torn.saved_to) in record.getMessage()
             assert sub.last_id == 4 and sub.verify().frames == 4
             assert [e.content[:4] for e in sub.scan()] == ["0000", "0001", "0002", "0003"]
         Path(torn.saved_to or "").unlink()
@@ -127,6 +156,7 @@ def test_a_torn_last_frame_is_cut_saved_and_reported(tmp_path: Path) -> None:
 
 
 def test_a_zero_filled_tail_after_power_loss_is_cut(tmp_path: Path) -> None:
+    # (zeros past the anchor: the kernel had sized the file but not written the data)
     _write(tmp_path, 3)
     with open(tmp_path / "seg-000001.sol", "ab") as f:
         f.write(bytes(4096))
@@ -137,7 +167,10 @@ def test_a_zero_filled_tail_after_power_loss_is_cut(tmp_path: Path) -> None:
 def test_a_torn_batch_keeps_its_complete_frames(tmp_path: Path) -> None:
     with open_substrate(tmp_path, KEY, fsync="never") as sub:
         sub.append("Main", "message", "before", ts=0.0)
+    anchor = (tmp_path / "substrate.anchor").read_bytes()
+    with open_substrate(tmp_path, KEY, fsync="never") as sub:
         sub.append_many([("Main", "message", f"batch {i}", None, 1.0) for i in range(5)])
+    (tmp_path / "substrate.anchor").write_bytes(anchor)  # crashed before syncing the batch
     seg = tmp_path / "seg-000001.sol"
     offset, size = _frames(seg)[4]  # entry 5, the batch's 4th frame
     os.truncate(seg, offset + size - 3)
@@ -201,9 +234,9 @@ def test_every_single_byte_flip_is_caught_by_verify_and_by_get(tmp_path: Path) -
 
 
 def test_every_single_byte_flip_is_refused_or_reported_on_reopen(tmp_path: Path) -> None:
-    _write(tmp_path, 3, size=4)
-    seg = tmp_path / "seg-000001.sol"
-    original = seg.read_bytes()
+    _write(tmp_path, 3, size=4, synced=2)
+    seg, anchor = tmp_path / "seg-000001.sol", tmp_path / "substrate.anchor"
+    original, synced_anchor = seg.read_bytes(), anchor.read_bytes()
     last_offset = _frames(seg)[-1][0]
     for pos in range(len(original)):
         _flip(seg, pos)
@@ -212,12 +245,13 @@ def test_every_single_byte_flip_is_refused_or_reported_on_reopen(tmp_path: Path)
             with pytest.raises(SubstrateError):
                 open_substrate(tmp_path, KEY)
             assert seg.read_bytes() == damaged  # good data is never cut
-        else:  # damage in the final frame cannot be told from a torn write
+        else:  # damage to the unsynced final frame cannot be told from a torn write
             with open_substrate(tmp_path, KEY) as sub:
                 assert sub.recovered[0].offset == last_offset and sub.last_id == 2
             for saved in tmp_path.glob("*.torn-*"):
                 saved.unlink()
         seg.write_bytes(original)
+        anchor.write_bytes(synced_anchor)
 
 
 def test_swapping_two_frames_breaks_the_chain(tmp_path: Path) -> None:
