@@ -157,6 +157,34 @@ async def test_failed_snapshot_leaves_no_tmp(
     assert {k: v for k, v in state_of(env.mem).items() if k in before} == before
 
 
+async def test_a_failed_directory_fsync_after_the_rename_leaves_the_new_snapshot_whole(
+    env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    autojump_clock: Any,
+) -> None:
+    for line in LINES:
+        await env.say(line)
+    await env.mem.snapshot()
+    await env.say("one more line, so the next snapshot differs")
+    before = state_of(env.mem)
+    dir_fsyncs: list[str] = []
+
+    def second_dir_fsync(path: str) -> bool:  # the one after the metadata's rename
+        if path.endswith("/memory/Main"):
+            dir_fsyncs.append(path)
+        return len(dir_fsyncs) == 2
+
+    FullDisk(monkeypatch, second_dir_fsync, calls=("fsync",))
+    with pytest.raises(StorageFullError, match="cannot write Main's snapshot"):
+        await env.mem.snapshot()
+    monkeypatch.undo()
+    assert not leftovers(env.root)
+    assert len(list(snapshot_files(env.mem.directory))) == 3  # old index, until next time
+    with caplog.at_level(logging.INFO, logger="solace.memory.rebuild"):
+        await env.restart(snapshot=False)  # the new pair is whole: it loads, no rebuild
+    assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]
+    assert state_of(env.mem) == before
+
+
 async def test_a_stale_tmp_from_a_crash_is_removed_at_open(
     env: Env, caplog: pytest.LogCaptureFixture, autojump_clock: Any
 ) -> None:

@@ -161,7 +161,9 @@ def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
 
     Raises:
         StorageFullError: the disk is full; the previous snapshot is intact and neither
-            a temporary file nor the new index file is left.
+            a temporary file nor the new index file is left — except when only the
+            final directory fsync failed: the new pair is then in place, whole, and the
+            previous index file stays until the next snapshot.
         OSError: another write failure, with the same guarantee.
     """
     directory = secure_dir(directory)
@@ -184,18 +186,27 @@ def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
         "counters": snapshot.counters,
     }
     agent = snapshot.agent
-    index_path = directory / index_name
+    index_path, meta_path = directory / index_name, directory / META_NAME
+    old_meta = _identity(meta_path)
     try:
         write_sealed(index_path, index_bytes, ring=ring, purpose=PURPOSE,
                      role=index_role(agent, index_name), what=f"{agent}'s long-term index")
-        meta_path = write_sealed(directory / META_NAME, msgpack.packb(meta, use_bin_type=True),
-                                 ring=ring, purpose=PURPOSE, role=meta_role(agent),
-                                 what=f"{agent}'s snapshot")
+        write_sealed(meta_path, msgpack.packb(meta, use_bin_type=True), ring=ring,
+                     purpose=PURPOSE, role=meta_role(agent), what=f"{agent}'s snapshot")
     except Exception:
-        index_path.unlink(missing_ok=True)  # an index no metadata names is garbage
+        if _identity(meta_path) == old_meta:  # an index no metadata names is garbage
+            index_path.unlink(missing_ok=True)
         raise
     _remove_stale(directory, keep=index_name)
     return meta_path
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def meta_role(agent: str) -> str:
