@@ -94,7 +94,7 @@ class AgentMemory:
         self.offloader = offloader
         self.clock = clock
         self.perceive = perceive
-        self.key_ring: KeyRing = key_ring if key_ring is not None else substrate.key_ring
+        self._key_ring = key_ring
         self.dim = dim
         self.working = WorkingTier(config.budget_tokens, dim=dim)
         self.longterm = LongTermTier(dim=dim, params=index_params(memory_config))
@@ -163,6 +163,15 @@ class AgentMemory:
             except StorageFullError as exc:  # a cache: the substrate has everything
                 log.warning("%s: opened without a fresh snapshot: %s", agent, exc)
         return memory
+
+    @property
+    def key_ring(self) -> KeyRing:
+        """The ring snapshots are sealed with: as given to :meth:`open`, else the
+        substrate's (read when needed, so a rotation on the substrate is followed)."""
+        if self._key_ring is not None:
+            return self._key_ring
+        ring: KeyRing = self.substrate.key_ring
+        return ring
 
     # --------------------------------------------------------------- ingesting
 
