@@ -91,7 +91,7 @@ def test_cli_facts_set_get_unset(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert run_cli("facts", "set", "shell", "fish", *home) == 0
     capsys.readouterr()
     assert run_cli("facts", "get", *home) == 0
-    assert capsys.readouterr().out == "editor = helix\nshell = fish\n"
+    assert capsys.readouterr().out == "editor: helix\nshell: fish\n"
     assert run_cli("facts", "get", "shell", *home) == 0
     assert capsys.readouterr().out == "fish\n"
     assert run_cli("facts", "unset", "shell", *home) == 0
@@ -147,11 +147,12 @@ async def test_repl_commands_curate_as_the_user(
         assert outcome is not None and outcome.result["error"] == KEEP_MANUAL_MESSAGE
         listing = await handle_repl_line(h.conv, sid, "/topics")
         assert listing is not None and listing.startswith(f"* {tid}") and "memory" in listing
-        assert await handle_repl_line(h.conv, sid, "/facts set pet cat") == "pet = cat"
-        assert await handle_repl_line(h.conv, sid, "/facts") == "pet = cat"
+        assert await handle_repl_line(h.conv, sid, "/facts set pet cat") == "pet: cat"
+        assert await handle_repl_line(h.conv, sid, "/facts") == "pet: cat"
         assert await handle_repl_line(h.conv, sid, "/notes") == "(no active notes)"
         assert await handle_repl_line(h.conv, sid, "/demote t99") == "error: unknown topic 't99'"
         assert await handle_repl_line(h.conv, sid, "/deprecate") == (
-            "usage: /deprecate ID: mark a topic's decision reversed (title only in memory)")
+            "usage: /deprecate ID: mark topic ID's decision reversed "
+            "(only its title stays in memory)")
         reply = await handle_repl_line(h.conv, sid, "/newtopic Taxes")
         assert reply is not None and h.conv.active_topic(sid).title == "Taxes"

@@ -1,10 +1,13 @@
 """The summariser's deterministic mode and its failure fallback: no model involved.
 
 Extractive means every word of a title or summary comes from the thread, so nothing
-can be invented. The title is the thread's most frequent content words; the summary
-keeps the sentences that carry decisions, preferences, standing facts and names,
-numbers or dates, in thread order, within a token budget; ``include_in_memory`` is a
-rule: the thread states a decision, a preference or a standing fact.
+can be invented. The title is the most frequent content words of the user's side of
+the thread (what the topic is about is what the user brought up; an assistant's
+"fantastic institution" is filler); the summary keeps the sentences that carry
+decisions, preferences, standing facts and names, numbers or dates, in thread order,
+within a token budget, and drops the assistant's sentences that carry none of them;
+``include_in_memory`` is a rule: the thread states a decision, a preference or a
+standing fact. :func:`user_side_title` checks a model's title the same way.
 
 The fallback is what a *failed* LLM call gets (seed: "generated deterministically
 from the first user message"); it never promotes.
@@ -28,6 +31,8 @@ __all__ = [
     "extractive_summary",
     "fallback_summary",
     "sentences",
+    "topic_title",
+    "user_side_title",
 ]
 
 #: Sentence patterns that make a conversation worth remembering across sessions.
@@ -67,6 +72,7 @@ _STOP = frozenset(
 )
 
 TITLE_WORDS = 4
+TITLE_MAX_WORDS = 8  # a model's title longer than this is a sentence, not a label
 SUMMARY_TOKENS = 60
 FALLBACK_WORDS = 40
 NEAR_DUPLICATE = 0.6  # word-set Jaccard at which a sentence repeats a chosen one
@@ -111,6 +117,62 @@ def _title(texts: Sequence[str]) -> str:
     return ", ".join(first[k][1] for k in sorted(top, key=lambda k: first[k][0]))
 
 
+def _title_texts(messages: Sequence[ThreadItem], notes: str) -> list[str]:
+    """What a title is drawn from: the user's messages and the notes; the assistant's
+    only when the user said nothing with a content word."""
+    user = [m.content for m in messages if m.role == "user"] + ([notes] if notes.strip() else [])
+    if _title(user):
+        return user
+    return [m.content for m in messages]
+
+
+def topic_title(items: Sequence[ThreadItem], notes: str = "") -> str:
+    """The deterministic title: the user's most frequent content words ("" if none)."""
+    return _title(_title_texts(_messages(items), notes))
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in (m.group(0).casefold().strip("'-") for m in _WORD.finditer(text))
+            if w not in _STOP and len(w) >= 3]
+
+
+def user_side_title(title: str, items: Sequence[ThreadItem], notes: str = "") -> str:
+    """``title`` tidied if it is a label drawn from the user's side of the thread, else "".
+
+    Refused: a sentence rather than a label (more than :data:`TITLE_MAX_WORDS`
+    words), a word glued from two of the thread's words ("thingabout"), and a
+    title copied from the assistant (under two thirds of its content words that
+    occur in the thread occur in what the user said or noted). Words the thread
+    lacks are the guard's business (it refuses invented names and numbers); a
+    paraphrase such as "choice" for "chose" is allowed. Whitespace is normalised
+    and trailing punctuation dropped.
+    """
+    title = " ".join(title.split()).strip(" .,;:!?\"'…")
+    if not title or len(title.split()) > TITLE_MAX_WORDS:
+        return ""
+    messages = _messages(items)
+    every = " ".join(m.content for m in messages) + " " + notes
+    thread_words = {w.casefold() for w in re.findall(r"[A-Za-z]+", every)}
+    thread = set(_content_words(every))
+    user = set(_content_words(
+        " ".join(m.content for m in messages if m.role == "user") + " " + notes
+    ))
+    words = _content_words(title)
+    if any(w not in thread_words and _glued(w, thread_words) for w in words):
+        return ""
+    known = [w for w in words if w in thread]
+    if known and sum(w in user for w in known) * 3 < len(known) * 2:
+        return ""
+    return title
+
+
+def _glued(word: str, vocabulary: set[str]) -> bool:
+    """True if ``word`` is two of ``vocabulary``'s words run together."""
+    return any(
+        word[:i] in vocabulary and word[i:] in vocabulary for i in range(2, len(word) - 1)
+    )
+
+
 def _messages(items: Sequence[ThreadItem]) -> list[ThreadItem]:
     return [i for i in items if i.kind == "message" and i.content.strip()]
 
@@ -135,6 +197,9 @@ def extractive_summary(
             if any(p.search(sentence) for p in DURABLE_PATTERNS.values()):
                 score += 2.0
             score += min(len(salient(sentence)), 2) * 0.75
+            if message.role != "user" and score <= 0.75 and _filler(sentence):
+                position += 1
+                continue  # the assistant's filler: no decision, fact, name or number
             if message.role == "user":
                 score += 0.5
                 if not lead_done:  # the first user sentence says what the topic is
@@ -163,7 +228,19 @@ def extractive_summary(
         used += cost
     summary = "; ".join(s for _, s in sorted(chosen))
     include = bool(durable_sentences(texts))
-    return Extract(_title(texts), summary, include)
+    return Extract(_title(_title_texts(messages, notes)), summary, include)
+
+
+def _filler(sentence: str) -> bool:
+    """True for a sentence with no decision, number, date or name other than its
+    capitalised first word ("Sounds like a plan.")."""
+    if any(p.search(sentence) for p in DURABLE_PATTERNS.values()):
+        return False
+    found = salient(sentence)
+    if found.numbers or found.dates:
+        return False
+    first = sentence.split(maxsplit=1)[0].strip(".,;:!?\"'").casefold() if sentence else ""
+    return not (found.names - {first})
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:

@@ -66,6 +66,15 @@ class Debouncer:
         """Keys with a burst in progress."""
         return frozenset(self._deadlines)
 
+    def fire_now(self) -> int:
+        """Fire every pending key at once (the process is exiting); returns how many."""
+        due = sorted(self._deadlines.items(), key=lambda kv: kv[1])
+        self._deadlines.clear()
+        for key, _ in due:
+            self.fired += 1
+            self._fire(key)
+        return len(due)
+
     def poke(self, key: str) -> None:
         """(Re)start ``key``'s timer: it fires ``delay`` seconds from now."""
         self._deadlines[key] = trio.current_time() + self.delay
@@ -217,6 +226,13 @@ class Lifecycle:
 
     def _debounced(self, session_id: str) -> None:
         self.evaluate(session_id, self._exit_triggers.pop(session_id, "disconnect"))
+
+    async def flush(self) -> None:
+        """Fire pending exit triggers without waiting out the debounce, then wait for
+        every scheduled evaluation: what a process does on its way out, so a burst
+        of exit triggers still evaluates once and nothing is left half done."""
+        self.debouncer.fire_now()
+        await self.settle()
 
     async def settle(self) -> None:
         """Wait for every scheduled evaluation to finish (needs :meth:`run`)."""

@@ -44,10 +44,15 @@ ItemKind = Literal["message", "tool_call", "tool_result"]
 SummaryMode = Literal["llm", "deterministic", "fallback"]
 #: What started an evaluation (see :mod:`solace.conversation.lifecycle`).
 Trigger = Literal[
-    "interval", "topic_creation", "navigation", "visibility_hidden", "disconnect", "manual"
+    "interval", "topic_creation", "navigation", "visibility_hidden", "disconnect", "manual",
+    "quit", "interrupt", "end_of_input", "idle",
 ]
-#: The exit triggers, routed through one trailing-edge debounce.
-EXIT_TRIGGERS: tuple[Trigger, ...] = ("navigation", "visibility_hidden", "disconnect")
+#: The exit triggers, routed through one trailing-edge debounce: the seed's web ones
+#: (page navigation, tab hidden, socket disconnect) and the REPL's (``/quit``, Ctrl-C
+#: or SIGTERM, end of input, no input for a while).
+EXIT_TRIGGERS: tuple[Trigger, ...] = (
+    "navigation", "visibility_hidden", "disconnect", "quit", "interrupt", "end_of_input", "idle",
+)
 
 _SCOPE_PART = re.compile(r"[^\s:]+")
 

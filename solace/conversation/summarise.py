@@ -5,7 +5,10 @@ Three ways to a summary, each recorded in the summary event's ``mode``:
 * ``llm`` — one JSON-schema call with the seed's prompt over the topic's full thread
   (tool calls, results and notes included). Its output must pass the guard
   (schema-valid; no names, numbers or dates the thread lacks; shorter than the
-  thread); an output that fails counts as a failed call.
+  thread); an output that fails counts as a failed call. Its title must come from
+  the user's side of the thread (:func:`~.extractive.user_side_title`); one that
+  does not (copied from an assistant reply, or with glued words) is replaced by
+  the deterministic title.
 * ``fallback`` — what a *failed* call gets: the first user message, never promoted.
 * ``deterministic`` — extractive title and summary, rule-based flag
   (:mod:`solace.conversation.extractive`). The default when the LLM is ``none``, and
@@ -24,7 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from solace.conversation.extractive import extractive_summary, fallback_summary
+from solace.conversation.extractive import (
+    extractive_summary,
+    fallback_summary,
+    topic_title,
+    user_side_title,
+)
 from solace.conversation.model import SummaryMode, ThreadItem
 from solace.models.guard import Guard, GuardPolicy
 from solace.models.llm import LLM, ChatMessage, ModelError
@@ -197,7 +205,9 @@ class Summariser:
         with self._lock:
             self._failures_in_a_row = 0
         strict_true = obj.get("include_in_memory") is True  # anything else is false
-        return SummaryResult(obj["title"].strip(), obj["summary"].strip(), strict_true, "llm")
+        title = (user_side_title(obj["title"], items, notes) or topic_title(items, notes)
+                 or obj["title"].strip())
+        return SummaryResult(title, obj["summary"].strip(), strict_true, "llm")
 
     def _fit(self, items: Sequence[ThreadItem], notes: str) -> str:
         text = render_thread(items, notes)

@@ -1,35 +1,47 @@
-"""The REPL of ``solace run``: read lines, dispatch them, print what comes back.
+"""The REPL of ``solace run``: a prompt, replies, commands, and seed 000's exit triggers.
 
-A plain line goes to Main and what Mouth says comes back; ``/recall QUERY``,
-``/inspect [AGENT]``, ``/hyperfocus on|off``, ``/help``, ``/quit``, plus the
-conversation layer's commands (:data:`REPL_COMMANDS`, run by
-:func:`handle_repl_line` against the REPL's session). With stdin closed the
-process keeps running unattended until a signal, unless ``exit_on_eof``.
+A plain line goes to Main and what Mouth says comes back after ``Solace:``; while
+Main works a ``thinking…`` indicator runs (on a terminal). Commands are listed by
+``/help`` (:data:`~solace.surfaces.repl_commands.COMMANDS`). The log goes to
+``HOME/solace.log`` (and to stderr with ``--verbose``), never into the chat.
+
+The REPL talks in the scope's current session, continued across restarts
+(:func:`~solace.conversation.sessions.resume_session`): a restart adds no empty
+topic and the scope keeps exactly one active topic. Seed 000's exit triggers are
+wired: ``/quit``, Ctrl-C (or SIGTERM), the end of input and ``idle_seconds``
+without input each fire the debounced evaluation of the active topic; on the way
+out pending evaluations are run (not dropped) before the runtime closes.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 import trio
 
 from solace.config import Config
-from solace.conversation.errors import ConversationError
-from solace.conversation.model import Scope
-from solace.conversation.repl import format_facts, format_notes, format_topics
-from solace.conversation.service import Conversations
+from solace.conversation.model import DEFAULT_SCOPE, Trigger
+from solace.conversation.sessions import resume_session
+from solace.surfaces.repl_commands import (
+    COMMANDS,
+    REPL_COMMANDS,
+    handle_repl_line,
+    help_text,
+)
+from solace.surfaces.repl_format import cite_hits, format_hits, format_inspect, format_recall
 
 __all__ = [
-    "HELP",
+    "COMMANDS",
+    "IDLE_SECONDS",
+    "LOG_FILE",
     "REPL_COMMANDS",
+    "Repl",
     "format_hits",
-    "format_inspect",
-    "handle_command",
     "handle_repl_line",
     "run_process",
     "setup_logging",
@@ -39,155 +51,186 @@ log = logging.getLogger("solace.run")
 
 LOG_FILE = "solace.log"
 """The log's name inside the runtime home."""
-
-HELP = """commands:
-  a plain line           talk to Main (Mouth speaks the answer)
-  /recall QUERY          what Main's memory brings back for QUERY
-  /inspect [AGENT]       tiers, rungs, budgets and counters (all agents by default)
-  /hyperfocus on|off     Supervisor's hyperfocus (bigger budget, Time paused)
-  /help                  this text
-  /quit                  snapshot, flush and exit"""
-
-REPL_COMMANDS: Mapping[str, str] = {
-    "/topics": "list this scope's topics (* marks the active one)",
-    "/promote": "/promote ID: keep a topic in memory (your decision sticks)",
-    "/demote": "/demote ID: take a topic out of memory",
-    "/deprecate": "/deprecate ID: mark a topic's decision reversed (title only in memory)",
-    "/undeprecate": "/undeprecate ID: lift a deprecation",
-    "/newtopic": "/newtopic [TITLE]: close the current topic and start a new one",
-    "/facts": "/facts | /facts set KEY VALUE | /facts unset KEY",
-    "/notes": "/notes [ID]: the notes of the active topic or of topic ID",
-}
+IDLE_SECONDS = 300.0
+"""No input for this long fires the ``idle`` exit trigger (once per quiet spell)."""
+PROMPT = "you> "
+THINKING = "thinking…"
+RECALL_K = 5
 
 
-# ------------------------------------------------------------ formatting
-
-
-def format_hits(hits: list[Any]) -> str:
-    """Hits as lines: score, tier/rung, attribution, text."""
-    if not hits:
-        return "(nothing recalled)"
-    lines = []
-    for i, hit in enumerate(hits, 1):
-        owner = f" from {hit.owner}" if hit.owner else ""
-        text = " ".join(hit.text.split())
-        lines.append(f"{i:2}. [{hit.score:.3f} {hit.tier} r{hit.rung}{owner}] {text}")
-    return "\n".join(lines)
-
-
-def format_inspect(stats: dict[str, dict[str, object]]) -> str:
-    """Stats per agent as indented ``key: value`` lines."""
-    out = []
-    for agent, values in stats.items():
-        out.append(f"{agent}:")
-        for key, value in values.items():
-            out.append(f"  {key}: {value}")
-    return "\n".join(out)
-
-
-# ------------------------------------------------ conversation commands
-
-
-async def handle_repl_line(conv: Conversations, session_id: str, line: str) -> str | None:
-    """Run one REPL line if it is a conversation command.
+class Repl:
+    """One REPL over an open runtime.
 
     Args:
-        conv: the runtime's conversation layer.
-        session_id: the REPL's session.
-        line: the line as typed.
-
-    Returns:
-        The text to print, or None if the line is not one of :data:`REPL_COMMANDS`.
-        Errors (unknown topic, bad arguments) are returned as text, not raised.
+        rt: the runtime (``ask``, ``recall``, ``inspect``, ``hyperfocus``, ``event``,
+            ``conversations``, ``session``).
+        stdout: where replies go.
+        interactive: show the prompt and the thinking indicator (a terminal).
     """
-    words = line.strip().split(maxsplit=1)
-    if not words or words[0] not in REPL_COMMANDS:
-        return None
-    command, rest = words[0], (words[1].strip() if len(words) > 1 else "")
-    session = conv.session(session_id)
-    try:
-        if command == "/topics":
-            return format_topics(conv.topics_of(session.scope), [session.active_topic_id])
-        if command in ("/promote", "/demote", "/deprecate", "/undeprecate"):
-            if not rest:
-                return f"usage: {REPL_COMMANDS[command]}"
-            topic = conv.topic(rest)
-            if topic.scope != session.scope:
-                return f"unknown topic {rest!r}"
-            topic = await conv.curate(rest, command[1:])
-            return f"{topic.topic_id}: {topic.state.value}"
-        if command == "/newtopic":
-            topic = await conv.new_topic(session_id, title=rest)
-            return f"new topic {topic.topic_id} is active"
-        if command == "/facts":
-            return await _facts(conv, session.scope, rest)
-        topic_id = rest or session.active_topic_id
-        if conv.topic(topic_id).scope != session.scope:
-            return f"unknown topic {topic_id!r}"
-        return format_notes(conv.notes(topic_id))
-    except ConversationError as exc:
-        return f"error: {exc}"
 
+    def __init__(self, rt: Any, stdout: TextIO, *, interactive: bool = False) -> None:
+        self.rt = rt
+        self.stdout = stdout
+        self.interactive = interactive
+        self.session_id: str | None = None
+        self.last_line = ""
+        self._activity = trio.Event()
 
-async def _facts(conv: Conversations, scope: Scope, rest: str) -> str:
-    if not rest:
-        return format_facts(conv.facts(scope))
-    parts = rest.split(maxsplit=2)
-    if parts[0] == "set" and len(parts) == 3:
-        fact = await conv.set_fact(scope, parts[1], parts[2])
-        return f"{fact.key} = {fact.value}"
-    if parts[0] == "unset" and len(parts) == 2:
-        await conv.unset_fact(scope, parts[1])
-        return f"{parts[1]} unset"
-    return f"usage: {REPL_COMMANDS['/facts']}"
+    async def start(self) -> None:
+        """Continue the scope's current session (or open the first one) and make it
+        Main's, so a restart adds no topic."""
+        conv = getattr(self.rt, "conversations", None)
+        if conv is None:
+            return
+        session = await resume_session(conv, DEFAULT_SCOPE)
+        self.session_id = session.session_id
+        main_session = getattr(self.rt, "session", None)
+        if main_session is not None and getattr(main_session, "session_id", None) is None:
+            main_session.session_id = session.session_id
 
+    # -- one line ------------------------------------------------------------------
 
-# ------------------------------------------------------------ dispatch
+    async def handle(self, line: str) -> str | None:
+        """Handle one line; returns the text to print, or None to quit."""
+        line = line.strip()
+        if not line:
+            return ""
+        if not line.startswith("/"):
+            self.last_line = line
+            speech = await self._thinking(self.rt.ask(line))
+            return f"Solace: {speech.text}" if speech.text else "Solace: (nothing said)"
+        command, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if command in ("/quit", "/exit"):
+            return None
+        if command == "/help":
+            return help_text(rest)
+        if command == "/recall":
+            return await self._recall(rest)
+        if command == "/inspect":
+            try:
+                return format_inspect(self.rt.inspect(rest or None), details=bool(rest))
+            except KeyError as exc:
+                return str(exc.args[0])
+        if command == "/hyperfocus":
+            if rest not in ("on", "off"):
+                return "usage: /hyperfocus on|off"
+            self.rt.hyperfocus(rest == "on")
+            return f"hyperfocus {rest}"
+        conv = getattr(self.rt, "conversations", None)
+        if command in REPL_COMMANDS:
+            if conv is None or self.session_id is None:
+                return f"{command} needs the conversation layer, which this runtime lacks"
+            reply = await handle_repl_line(conv, self.session_id, line)
+            if reply is not None:
+                return reply
+        return f"unknown command {command!r}; /help lists them"
 
-
-async def handle_command(rt: Any, line: str) -> str | None:
-    """Handle one REPL line; returns the text to print, or None to quit.
-
-    Plain lines go to Main and return what Mouth said.
-    """
-    line = line.strip()
-    if not line:
-        return ""
-    if not line.startswith("/"):
-        speech = await rt.ask(line)
-        return f"Solace: {speech.text}" if speech.text else "Solace: (nothing said)"
-    command, _, rest = line.partition(" ")
-    rest = rest.strip()
-    if command in ("/quit", "/exit"):
-        return None
-    if command == "/help":
-        extra = getattr(rt, "conversation_help", None)
-        return HELP + (f"\n{extra}" if extra else "")
-    if command == "/recall":
-        if not rest:
-            return "usage: /recall QUERY"
-        return format_hits(await rt.agent("Main").recall(rest, k=5))
-    if command == "/inspect":
+    async def _recall(self, rest: str) -> str:
+        usage = "usage: /recall [-k N] QUERY"
         try:
-            return format_inspect(rt.inspect(rest or None))
-        except KeyError as exc:
-            return str(exc.args[0])
-    if command == "/hyperfocus":
-        if rest not in ("on", "off"):
-            return "usage: /hyperfocus on|off"
-        rt.hyperfocus(rest == "on")
-        return f"hyperfocus {rest}"
-    handler: Callable[[str], Awaitable[str | None]] | None = getattr(
-        rt, "conversation_command", None
-    )
-    if handler is not None:
-        reply = await handler(line)
-        if reply is not None:
-            return reply
-    return f"unknown command {command!r}; /help lists them"
+            words = shlex.split(rest)
+        except ValueError:
+            words = rest.split()
+        k = RECALL_K
+        if words[:1] == ["-k"]:
+            if len(words) < 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= 100:
+                return f"{usage} (N within 1..100, got {words[1] if len(words) > 1 else ''!r})"
+            k, words = int(words[1]), words[2:]
+        query = " ".join(words)
+        if not query:
+            return usage
+        from solace.actors.routing import speaker_of
 
+        hits = await self.rt.agent("Main").recall(query, k=k * 3 + 4)
+        rows = cite_hits(hits, self.rt.event, speaker_of,
+                         exclude=[query, self.last_line] if self.last_line else [query], k=k)
+        return format_recall(rows)
 
-# ------------------------------------------------------------ the loop
+    async def _thinking(self, work: Any) -> Any:
+        """Await ``work`` with the indicator on screen (erased before the reply)."""
+        if not self.interactive:
+            return await work
+        result: list[Any] = []
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                result.append(await work)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            await trio.sleep(0.2)
+            dots = 0
+            while True:
+                self.stdout.write("\r" + THINKING + "." * dots + " " * (3 - dots))
+                self.stdout.flush()
+                dots = (dots + 1) % 4
+                try:
+                    await trio.sleep(0.5)
+                finally:
+                    self.stdout.write("\r\033[K")
+                    self.stdout.flush()
+        return result[0]
+
+    # -- exit triggers ---------------------------------------------------------------
+
+    def trigger(self, trigger: Trigger) -> None:
+        """Fire a seed-000 exit trigger for the REPL's session (debounced there)."""
+        conv = getattr(self.rt, "conversations", None)
+        if conv is None or self.session_id is None:
+            return
+        log.info("exit trigger %s for session %s", trigger, self.session_id)
+        conv.exit_trigger(self.session_id, trigger)
+
+    async def finish(self) -> None:
+        """Run what the exit triggers scheduled, before the runtime closes."""
+        conv = getattr(self.rt, "conversations", None)
+        if conv is None:
+            return
+        with trio.CancelScope(shield=True):
+            await conv.lifecycle.flush()
+
+    async def watch_idle(self, idle_seconds: float) -> None:
+        """Fire ``idle`` after ``idle_seconds`` without input, once per quiet spell."""
+        while True:
+            with trio.move_on_after(idle_seconds) as quiet:
+                await self._activity.wait()
+            if quiet.cancelled_caught:
+                self.trigger("idle")
+                await self._activity.wait()  # the next spell starts with the next line
+            self._activity = trio.Event()
+
+    # -- the loop ----------------------------------------------------------------------
+
+    async def serve(self, stdin: TextIO, *, exit_on_eof: bool, cancel: trio.CancelScope) -> None:
+        """Read and answer lines until ``/quit`` or the end of input."""
+        send, receive = trio.open_memory_channel[str | None](0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_read_lines, stdin, send)
+            async with receive:
+                self._prompt()
+                async for line in receive:
+                    self._activity = trio.Event()
+                    if line is None:
+                        self.trigger("end_of_input")
+                        if exit_on_eof:
+                            cancel.cancel()
+                            return
+                        log.info("stdin closed; running unattended (SIGINT or SIGTERM to stop)")
+                        return
+                    reply = await self.handle(line)
+                    if reply is None:
+                        self.trigger("quit")
+                        cancel.cancel()
+                        return
+                    if reply:
+                        print(reply, file=self.stdout, flush=True)
+                    self._prompt()
+
+    def _prompt(self) -> None:
+        if self.interactive:
+            self.stdout.write(PROMPT)
+            self.stdout.flush()
 
 
 async def _read_lines(stdin: TextIO, send: trio.MemorySendChannel[str | None]) -> None:
@@ -198,27 +241,6 @@ async def _read_lines(stdin: TextIO, send: trio.MemorySendChannel[str | None]) -
                 await send.send(None)  # EOF
                 return
             await send.send(line)
-
-
-async def _repl(rt: Any, stdin: TextIO, stdout: TextIO, exit_on_eof: bool,
-                cancel: trio.CancelScope) -> None:
-    send, receive = trio.open_memory_channel[str | None](0)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_read_lines, stdin, send)
-        async with receive:
-            async for line in receive:
-                if line is None:
-                    if exit_on_eof:
-                        cancel.cancel()
-                        return
-                    log.info("stdin closed; running unattended (SIGINT or SIGTERM to stop)")
-                    return
-                reply = await handle_command(rt, line)
-                if reply is None:
-                    cancel.cancel()
-                    return
-                if reply:
-                    print(reply, file=stdout, flush=True)
 
 
 def setup_logging(path: Path, *, verbose: bool) -> logging.Handler:
@@ -240,20 +262,22 @@ def setup_logging(path: Path, *, verbose: bool) -> logging.Handler:
         screen.setFormatter(fmt)
         root.addHandler(screen)
     root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
     return handler
 
 
-async def _watch_signals(cancel: trio.CancelScope) -> None:
+async def _watch_signals(cancel: trio.CancelScope, repl: Repl) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
             log.info("%s received; snapshotting and exiting", signal.Signals(signum).name)
+            repl.trigger("interrupt")
             cancel.cancel()
             return
 
 
 async def run_process(
     home: str | Path, config: Config, *, stdin: TextIO, stdout: TextIO, exit_on_eof: bool,
-    verbose: bool = False,
+    verbose: bool = False, idle_seconds: float = IDLE_SECONDS,
 ) -> None:
     """The body of ``solace run``: open the runtime, serve the REPL, stop on a signal.
 
@@ -264,16 +288,25 @@ async def run_process(
         stdout: where replies are printed (logs never go there).
         exit_on_eof: exit when ``stdin`` closes instead of running unattended.
         verbose: also show the log on stderr.
+        idle_seconds: quiet time before the ``idle`` exit trigger fires.
     """
     from solace.runtime import open_runtime
 
     setup_logging(Path(home).expanduser() / LOG_FILE, verbose=verbose)
     async with open_runtime(home, config) as rt:
         log.info("Solace is running on %s; %s", rt.home.root, rt.status())
+        interactive = bool(getattr(stdin, "isatty", lambda: False)()
+                           and getattr(stdout, "isatty", lambda: False)())
+        repl = Repl(rt, stdout, interactive=interactive)
+        await repl.start()
         print("Solace is listening. Type a line to talk to Main; /help for commands.",
               file=stdout, flush=True)
         with trio.CancelScope() as cancel:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_watch_signals, cancel)
-                await _repl(rt, stdin, stdout, exit_on_eof, cancel)
+                nursery.start_soon(_watch_signals, cancel, repl)
+                nursery.start_soon(repl.watch_idle, idle_seconds)
+                await repl.serve(stdin, exit_on_eof=exit_on_eof, cancel=cancel)
                 await trio.sleep_forever()  # unattended until a signal or /quit
+        await repl.finish()
+        if interactive:
+            print("", file=stdout, flush=True)
