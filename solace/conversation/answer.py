@@ -1,0 +1,224 @@
+"""Main's prompt for a small chat model, and the checks its reply passes before it is said.
+
+A 135M model (SmolLM2) answers well only from a short prompt in its own chat
+template: one system message (who it is, what it knows about the user, the few
+memory lines relevant to this message *last*, nearest the question), the last few
+exchanges, and the message. :func:`chat_prompt` builds exactly that.
+
+It still invents, and it copies its earlier replies. So a reply is checked:
+
+* :func:`grounded_reply` — for a question about the user ("What is my dog's name?")
+  whose answer memory holds (a durable fact, or a line the user said), a reply that
+  does not contain it is replaced by what memory holds: ``From memory: dog name:
+  Rex.`` Main says what it knows rather than inventing.
+* :func:`is_repeat` — a reply identical to one already given in the thread is a
+  loop, not an answer; the caller retries or says something else.
+
+All functions are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from solace.conversation.model import Fact, ThreadItem
+from solace.models.llm import ChatMessage
+
+__all__ = [
+    "GROUNDED_PREFIX",
+    "Grounding",
+    "chat_prompt",
+    "find_grounding",
+    "grounded_reply",
+    "is_memory_question",
+    "is_repeat",
+]
+
+GROUNDED_PREFIX = "From memory:"
+CHAT_RULES = (
+    "Reply in one or two short sentences. When the user asks about themselves, answer "
+    "from 'What you know about the user'; if it is not there, say you don't know. "
+    "Never make up facts about the user, and never repeat an earlier reply."
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+_QUESTION_START = re.compile(
+    r"^\s*(what|what's|whats|where|who|which|when|how|do|does|did|am|is|are|can|could|tell me)\b",
+    re.IGNORECASE,
+)
+_ABOUT_USER = re.compile(r"\b(my|i|me|i'm|am i|do i|mine)\b", re.IGNORECASE)
+_GENERIC = frozenset(
+    """what whats where who which when how do does did am is are can could tell me my i
+    the a an of to you your remember know again please name called s it its mine""".split()
+)
+#: Words a question uses for a fact whose key does not contain them.
+ALIASES: Mapping[str, frozenset[str]] = {
+    "allergy": frozenset({"allergic", "allergy", "allergies", "avoid", "food", "eat"}),
+    "lives_in": frozenset({"live", "living", "city", "town", "home", "where"}),
+    "from": frozenset({"from", "grow", "grew", "come", "born"}),
+    "works_at": frozenset({"work", "company", "employer", "office"}),
+    "job": frozenset({"job", "work", "occupation", "profession", "do"}),
+    "age": frozenset({"old", "age"}),
+    "birthday": frozenset({"birthday", "born"}),
+    "name": frozenset({"name", "called", "who"}),
+}
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold().replace("'s", " "))
+
+
+def _norm(text: str) -> str:
+    return " ".join(_words(text))
+
+
+def is_repeat(reply: str, earlier: Sequence[str]) -> bool:
+    """True if ``reply`` says word for word what one of ``earlier`` said (case and
+    punctuation aside)."""
+    key = _norm(reply)
+    return bool(key) and any(key == _norm(e) for e in earlier)
+
+
+def is_memory_question(text: str, facts: Mapping[str, Fact] | None = None) -> bool:
+    """True for a question about the user ("What is my name?", "Where do I live?"),
+    or one naming something a fact holds ("Who is Maria?")."""
+    if not (text.rstrip().endswith("?") or _QUESTION_START.match(text)):
+        return False
+    if _ABOUT_USER.search(text):
+        return True
+    words = set(_words(text))
+    return any(set(_words(f.value)) & words - _GENERIC for f in (facts or {}).values())
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """What memory holds for a question: a fact (``key``/``value``) or a user line."""
+
+    key: str
+    value: str
+    score: float
+
+    @property
+    def text(self) -> str:
+        """The grounded reply: ``From memory: <key>: <value>.``"""
+        label = self.key.replace("_", " ")
+        body = f"{label}: {self.value}" if label else self.value
+        return f"{GROUNDED_PREFIX} {body.rstrip('.')}."
+
+
+def _key_words(key: str) -> set[str]:
+    words = set(key.split("_"))
+    for alias_key, aliases in ALIASES.items():
+        if key == alias_key or key.endswith(f"_{alias_key}"):
+            words |= aliases
+    if key.startswith("favourite_"):
+        words |= {"favourite", "favorite", "best", "like", "colour", "color"}
+    return words
+
+
+def find_grounding(
+    question: str, facts: Mapping[str, Fact], lines: Sequence[str] = ()
+) -> Grounding | None:
+    """The durable fact (or, failing that, the user's own memory line) that answers
+    ``question``, or None.
+
+    A fact scores the question's words found in its key, its key's aliases or its
+    value; the more specific key wins a tie ("my dog's name" is ``dog_name``, not
+    ``name``). A question naming a fact's value asks what it is ("Who is Maria?"
+    -> ``sister_name: Maria``). ``lines`` (``user: ...`` memory lines) are used only
+    when no fact scores.
+    """
+    asked = set(_words(question)) - {"s"}
+    best: Grounding | None = None
+    for key in sorted(facts):
+        fact = facts[key]
+        key_hits = asked & _key_words(key) - (_GENERIC - {"name", "called", "who"})
+        generic_only = not (key_hits - {"name", "called", "who"})
+        value_hits = asked & set(_words(fact.value)) - _GENERIC
+        score = len(key_hits) + 2 * len(value_hits)
+        if generic_only and not value_hits and key != "name":
+            score = 0  # "my name" is not "my sister's name"
+        if key == "name" and asked & {"dog", "cat", "sister", "brother", "wife", "husband",
+                                      "partner", "son", "daughter", "mother", "father",
+                                      "friend", "boss", "pet"}:
+            score = 0
+        if score <= 0:
+            continue
+        candidate = Grounding(key, fact.value, score + len(key.split("_")) * 0.01)
+        if best is None or candidate.score > best.score:
+            best = candidate
+    if best is not None:
+        return best
+    content = asked - _GENERIC
+    for line in lines:
+        speaker, _, said = line.partition(": ")
+        if speaker.strip("- ") != "user" or said.rstrip().endswith("?"):
+            continue
+        overlap = content & set(_words(said))
+        if len(overlap) >= 2 or (overlap and len(content) == 1):
+            return Grounding("", f'you said "{said.strip()}"', float(len(overlap)))
+    return None
+
+
+def grounded_reply(
+    question: str, reply: str, facts: Mapping[str, Fact], lines: Sequence[str] = ()
+) -> tuple[str, bool]:
+    """``(reply, grounded)``: the model's reply if it holds what memory holds for a
+    question about the user (or the message is no such question, or memory holds
+    nothing for it); otherwise what memory holds, and True."""
+    if not is_memory_question(question, facts):
+        return reply, False
+    found = find_grounding(question, facts, lines)
+    if found is None:
+        return reply, False
+    if found.key:
+        if set(_words(found.value)) <= set(_words(reply)):
+            return reply, False
+        if found.key.endswith("name") and set(_words(found.value)) & set(_words(question)):
+            label = found.key.replace("_name", "").replace("_", " ")
+            if label in _norm(reply):
+                return reply, False
+    return found.text, True
+
+
+def chat_prompt(
+    *,
+    identity: str,
+    message: str,
+    facts: Mapping[str, Fact],
+    memory: Sequence[str] = (),
+    thread: Sequence[ThreadItem] = (),
+    exchanges: int = 2,
+    extra: str = "",
+) -> list[ChatMessage]:
+    """The messages for a small chat model, in its chat template's roles.
+
+    Args:
+        identity: who the assistant is (one or two sentences).
+        message: the user's message being answered (sent last).
+        facts: the scope's durable facts (all of them: they are few and exact).
+        memory: the memory lines recalled for this message, best first; they go
+            last in the system message, nearest the question.
+        thread: the active topic's thread; its last ``exchanges`` user/assistant
+            pairs before ``message`` are replayed as chat turns.
+        extra: anything else the system message carries (e.g. notes), before memory.
+    """
+    known = "\n".join(f"- {k.replace('_', ' ')}: {facts[k].value}" for k in sorted(facts))
+    parts = [identity.strip(), CHAT_RULES]
+    parts.append(f"What you know about the user:\n{known or '- nothing yet'}")
+    if extra.strip():
+        parts.append(extra.strip())
+    if memory:
+        parts.append("Relevant memories:\n" + "\n".join(f"- {m}" for m in memory))
+    messages: list[ChatMessage] = [{"role": "system", "content": "\n\n".join(parts)}]
+    said = [i for i in thread if i.kind == "message" and i.role in ("user", "assistant")]
+    if said and said[-1].role == "user" and said[-1].content.strip() == message.strip():
+        said = said[:-1]  # the message itself goes last, once
+    starts = [n for n, i in enumerate(said) if i.role == "user"]
+    recent = said[starts[-exchanges]:] if exchanges > 0 and len(starts) >= exchanges else (
+        said if exchanges > 0 else [])
+    messages += [{"role": i.role, "content": i.content} for i in recent]
+    messages.append({"role": "user", "content": message})
+    return messages

@@ -1,0 +1,84 @@
+"""Main's answer for a small model: a short prompt in the chat template with the relevant
+memory last; a question about the user whose reply lacks what memory holds is answered
+from memory ("From memory: ..."); a reply that repeats an earlier one is detected."""
+
+from __future__ import annotations
+
+import pytest
+
+from solace.conversation.answer import (
+    GROUNDED_PREFIX,
+    chat_prompt,
+    find_grounding,
+    grounded_reply,
+    is_memory_question,
+    is_repeat,
+)
+from solace.conversation.model import Fact, ThreadItem
+
+FACTS = {k: Fact(k, v, i + 1, 0.0) for i, (k, v) in enumerate({
+    "name": "Ada", "dog_name": "Rex", "allergy": "peanuts (severe)", "lives_in": "Lisbon",
+    "job": "nurse", "favourite_colour": "green", "sister_name": "Maria"}.items())}
+
+
+@pytest.mark.parametrize(("question", "key"), [
+    ("What is my name?", "name"), ("What is my dog's name?", "dog_name"),
+    ("What is my dog called?", "dog_name"), ("Am I allergic to anything?", "allergy"),
+    ("Which food must I avoid?", "allergy"), ("Where do I live?", "lives_in"),
+    ("What do I do for work?", "job"), ("What colour do I like best?", "favourite_colour"),
+    ("What is my sister's name?", "sister_name"), ("Who is Maria?", "sister_name"),
+])
+def test_a_question_about_the_user_finds_the_fact_that_answers_it(question: str, key: str) -> None:
+    assert is_memory_question(question, FACTS)
+    found = find_grounding(question, FACTS)
+    assert found is not None and found.key == key
+
+
+@pytest.mark.parametrize("text", ["Tell me a joke.", "How can I sleep better?",
+                                  "My dog's name is Rex.", "Recommend a book."])
+def test_chat_and_statements_are_never_grounded(text: str) -> None:
+    assert grounded_reply(text, "Sure!", FACTS) == ("Sure!", False)
+
+
+def test_a_reply_without_the_fact_is_replaced_by_what_memory_holds() -> None:
+    reply, grounded = grounded_reply("What is my dog's name?", "Hello! My name is Ada.", FACTS)
+    assert grounded and reply == f"{GROUNDED_PREFIX} dog name: Rex."
+    assert grounded_reply("What is my dog's name?", "Your dog is Rex.", FACTS) == (
+        "Your dog is Rex.", False)
+    assert grounded_reply("Who is Maria?", "Maria is your sister.", FACTS)[1] is False
+    assert grounded_reply("What is my cat's name?", "I don't know.", {}) == (
+        "I don't know.", False)
+
+
+def test_without_a_fact_a_users_own_memory_line_grounds_the_answer() -> None:
+    lines = ["user: We booked the cabin at Lake Tahoe for August.", "Mouth: Sounds lovely."]
+    reply, grounded = grounded_reply("Where is my cabin booked?", "In Paris.", {}, lines)
+    assert grounded and "Lake Tahoe" in reply and reply.startswith(GROUNDED_PREFIX)
+
+
+def test_a_verbatim_repeat_is_detected_whatever_the_case_and_punctuation() -> None:
+    assert is_repeat("Hello! I'm here to help.", ["hello, i'm here to help", "other"])
+    assert not is_repeat("Hello! I'm here to help you.", ["Hello! I'm here to help."])
+    assert not is_repeat("", [""])
+
+
+def _items(*pairs: tuple[str, str]) -> list[ThreadItem]:
+    return [ThreadItem(i + 1, 0.0, "message", role, text, "t1")  # type: ignore[arg-type]
+            for i, (role, text) in enumerate(pairs)]
+
+
+def test_chat_prompt_is_one_system_message_with_memory_last_then_recent_turns() -> None:
+    thread = _items(("user", "one"), ("assistant", "r1"), ("user", "two"), ("assistant", "r2"),
+                    ("user", "three"), ("assistant", "r3"), ("user", "What is my name?"))
+    messages = chat_prompt(identity="You are Solace.", message="What is my name?",
+                           facts=FACTS, memory=["user: I'm Ada."], thread=thread, exchanges=2)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant",
+                                             "user"]
+    system = messages[0]["content"]
+    assert system.startswith("You are Solace.") and "- dog name: Rex" in system
+    assert system.rstrip().endswith("- user: I'm Ada.")  # relevant memory last
+    assert [m["content"] for m in messages[1:]] == ["two", "r2", "three", "r3",
+                                                    "What is my name?"]
+    bare = chat_prompt(identity="x", message="hi", facts={}, exchanges=0)
+    assert [m["role"] for m in bare] == ["system", "user"]
+    assert "nothing yet" in bare[0]["content"]
