@@ -17,15 +17,19 @@ A unit's dense relevance is its event's own embedding: the vector its rung-0 rec
 had when it was ingested (``vectors``, kept by the runtime), or, after a restart,
 its raw text embedded once on first use.
 
-A query's candidates: every working record (scored in place), the long-term tier's
-``candidates`` nearest records by embedding (a FAISS search in a worker thread,
-concurrent with the rest), its ``candidates`` best records by BM25, and the
-``candidates`` best units by BM25 and by embedding.
+A query works from one :class:`TierView` of both tiers, taken in a single synchronous
+step when it starts, so records that fade, merge or move between tiers while it awaits
+worker threads change nothing it sees (and raise nothing). Its candidates: every
+working record of the view, the long-term tier's ``candidates`` nearest records by
+embedding (a FAISS search in a worker thread, concurrent with the rest), its
+``candidates`` best records by BM25, and the ``candidates`` best units by BM25 and by
+embedding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,10 +39,31 @@ from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
 
-__all__ = ["Rehydrate", "Retriever"]
+__all__ = ["Rehydrate", "Retriever", "TierView"]
 
 Rehydrate = Callable[[Sequence[Any], int], str]
 UNIT_RUNG = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TierView:
+    """Both tiers of one agent as they were at one instant, with what a query needs.
+
+    Attributes:
+        records: every record of both tiers by id (long-term's if one is mid-move and
+            in both). working: the working records, in row order.
+        working_matrix: their embeddings, row-aligned (a copy).
+        longterm: ids of the long-term records.
+        owners: unit entry id -> the multi-event record holding it.
+        forms: rung-3 record id -> (injected text, tokens).
+    """
+
+    records: dict[int, MemoryRecord]
+    working: tuple[MemoryRecord, ...]
+    working_matrix: np.ndarray
+    longterm: frozenset[int]
+    owners: dict[int, MemoryRecord]
+    forms: dict[int, tuple[str, int]]
 
 
 class Retriever:
@@ -107,25 +132,39 @@ class Retriever:
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
         """The text a record is injected as, and its tokens (rung 3: rehydrated).
 
-        Only valid after a :meth:`gather` (or :meth:`refresh`) that saw the record.
+        Only valid after a :meth:`gather` (or :meth:`refresh`) that saw the record, and
+        until a later one that no longer sees it.
         """
         if record.rung < 3:
             return record.text, record.tokens
         _ids, text, tokens = self._forms[record.record_id]
         return text, tokens
 
-    async def _build_forms(self, records: Sequence[MemoryRecord], unit_ids: set[int]) -> None:
-        """Rehydrate the rung-3 records and the units not built yet, in one thread call."""
-        todo = [
-            r for r in records
-            if r.rung >= 3 and self._forms.get(r.record_id, ((),))[0] != tuple(r.entry_ids)
-        ]
+    async def _build_forms(self, records: Sequence[MemoryRecord], unit_ids: set[int]
+                           ) -> dict[int, tuple[str, int]]:
+        """Rehydrate the rung-3 records and the units not built yet, in one thread call.
+
+        Returns:
+            record id -> (injected text, tokens) of every rung-3 record of ``records``:
+            a private copy, so a concurrent refresh dropping a form from the shared
+            cache cannot take it from this query.
+        """
+        forms: dict[int, tuple[str, int]] = {}
+        todo = []
+        for r in records:
+            if r.rung < 3:
+                continue
+            have = self._forms.get(r.record_id)
+            if have is not None and have[0] == tuple(r.entry_ids):
+                forms[r.record_id] = (have[1], have[2])
+            else:
+                todo.append(r)
         units = sorted(e for e in unit_ids if e not in self._unit_forms)
         unembedded = sorted(e for e in unit_ids if e not in self.vectors)
         if self.embed is None:
             unembedded = []
         if not todo and not units and not unembedded:
-            return
+            return forms
         wanted = sorted({e for r in todo for e in r.entry_ids} | set(units) | set(unembedded))
         events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
 
@@ -137,35 +176,53 @@ class Retriever:
             vectors = self.embed(raw) if raw and self.embed is not None else None
             return forms, unit_texts, self.tokenizer.count_many(forms + unit_texts), vectors
 
-        forms, unit_texts, counts, vectors = await self.offloader.run(build)
-        for record, text, tokens in zip(todo, forms, counts[: len(forms)], strict=True):
+        texts, unit_texts, counts, vectors = await self.offloader.run(build)
+        for record, text, tokens in zip(todo, texts, counts[: len(texts)], strict=True):
             self._forms[record.record_id] = (tuple(record.entry_ids), text, tokens)
-        for eid, text, tokens in zip(units, unit_texts, counts[len(forms):], strict=True):
+            forms[record.record_id] = (text, tokens)
+        for eid, text, tokens in zip(units, unit_texts, counts[len(texts):], strict=True):
             self._unit_forms[eid] = (text, tokens)
         if vectors is not None:
             for eid, vector in zip(unembedded, vectors, strict=True):
                 self.vectors.setdefault(eid, np.asarray(vector, dtype=np.float32))
+        return forms
 
-    async def refresh(self) -> tuple[dict[int, MemoryRecord], dict[int, MemoryRecord]]:
-        """Bring both indexes in line with the tiers.
+    async def refresh(self) -> TierView:
+        """Take a view of both tiers and bring both indexes in line with it.
+
+        The view is taken in one synchronous step, so it is one instant of the tiers:
+        every event acknowledged before the call is in exactly the records it shows,
+        whatever the fade or an ingest does while this query awaits. The indexes are
+        synced to it just before returning; score them before the next ``await``.
 
         Returns:
-            ``(records by id, owning record by unit entry id)``.
+            The :class:`TierView` the query works from.
         """
-        records: dict[int, MemoryRecord] = {r.record_id: r for r in self.memory.working.records()}
-        records.update((r.record_id, r) for r in self.memory.longterm.records())
+        working = self.memory.working.records()
+        _ids, matrix = self.memory.working.embeddings()  # row-aligned with ``working``
+        longterm = list(self.memory.longterm.records())
+        records: dict[int, MemoryRecord] = {r.record_id: r for r in working}
+        records.update((r.record_id, r) for r in longterm)
         owners = {e: r for r in records.values() if len(r.entry_ids) > 1 for e in r.entry_ids}
-        await self._build_forms(list(records.values()), set(owners))
+        view = TierView(
+            records=records,
+            working=tuple(working),
+            working_matrix=matrix.copy(),  # a view of live columns: copied before awaiting
+            longterm=frozenset(r.record_id for r in longterm),
+            owners=owners,
+            forms={},
+        )
+        view.forms.update(await self._build_forms(list(records.values()), set(owners)))
         docs = {}
         for rid, record in records.items():
             docs[rid] = record.text if record.rung < 3 else (
-                record.text + "\n" + self._forms[rid][1]
+                record.text + "\n" + view.forms[rid][0]
             )
         self._records.sync(docs)
         self._units.sync({e: self._unit_forms[e][0] for e in owners})
         for rid in [r for r in self._forms if r not in records]:
             del self._forms[rid]
-        return records, owners
+        return view
 
     # ----------------------------------------------------------- gather
 
@@ -176,51 +233,64 @@ class Retriever:
 
         Private records (drafts) and their units are offered only when
         ``include_private`` (the agent asking its own memory).
+
+        Guarantees: candidates come from one :class:`TierView` of the tiers, taken
+        when the call starts, so records that fade, merge or move while it awaits
+        raise nothing and every event acknowledged before the call is offered through
+        the records the view holds. The long-term FAISS search runs on the live index;
+        a record it returns that the view does not hold in long-term (one that arrived
+        there later) is skipped, since the view offers the records it came from.
         """
-        records, owners = await self.refresh()
+        view = await self.refresh()
+        # Scored now, before any await: the shared indexes are in line with this view.
+        lexical = self._records.scores(query)
+        ceiling = self._records.ceiling(query) or 1.0
+        unit_lexical = self._units.scores(query)
+        unit_ceiling = self._units.ceiling(query) or 1.0
         dense_hits: list[tuple[MemoryRecord, float]] = []
 
         async def search_longterm() -> None:
-            if len(self.memory.longterm):
+            if view.longterm:
                 found = await self.offloader.run(
                     self.memory.longterm.search, vector, self.candidates
                 )
                 dense_hits.extend(found)
 
-        lexical = self._records.scores(query)
-        ceiling = self._records.ceiling(query) or 1.0
         out: list[Candidate] = []
         async with trio.open_nursery() as nursery:
             nursery.start_soon(search_longterm)
-            ids, matrix = self.memory.working.embeddings()
-            sims = matrix @ vector if len(ids) else np.zeros(0)
-            for rid, sim in zip(ids.tolist(), sims.tolist(), strict=True):
-                record = records[int(rid)]
+            sims = view.working_matrix @ vector if view.working else np.zeros(0)
+            for record, sim in zip(view.working, sims.tolist(), strict=True):
                 if include_private or not record.private:
-                    out.append(self._candidate(record, "working", float(sim),
+                    out.append(self._candidate(view, record, "working", float(sim),
                                                lexical.get(record.record_id, 0.0) / ceiling))
 
         offered: set[int] = set()
-        for record, sim in dense_hits:
-            if include_private or not record.private:
-                offered.add(record.record_id)
-                out.append(self._candidate(record, "longterm", float(sim),
-                                           lexical.get(record.record_id, 0.0) / ceiling))
+        for found, sim in dense_hits:
+            if found.record_id not in view.longterm:
+                continue  # arrived after the view: the view offers what it came from
+            held = view.records[found.record_id]
+            if include_private or not held.private:
+                offered.add(held.record_id)
+                out.append(self._candidate(view, held, "longterm", float(sim),
+                                           lexical.get(held.record_id, 0.0) / ceiling))
         by_lexical = sorted(
-            (rid for rid in lexical if rid in self.memory.longterm),
+            (rid for rid in lexical if rid in view.longterm),
             key=lambda r: (-lexical[r], r),
         )
         for rid in by_lexical[: self.candidates]:
-            record = records[rid]
+            record = view.records[rid]
             if rid not in offered and (include_private or not record.private):
-                out.append(self._candidate(record, "longterm", _dense(record, vector),
+                out.append(self._candidate(view, record, "longterm", _dense(record, vector),
                                            lexical[rid] / ceiling))
-        out.extend(self._unit_candidates(query, vector, owners, include_private))
+        out.extend(self._unit_candidates(view, vector, unit_lexical, unit_ceiling,
+                                         include_private))
         return out
 
-    def _candidate(self, record: MemoryRecord, tier: str, dense: float,
+    def _candidate(self, view: TierView, record: MemoryRecord, tier: str, dense: float,
                    lexical: float) -> Candidate:
-        text, tokens = self.injected_form(record)
+        text, tokens = (record.text, record.tokens) if record.rung < 3 \
+            else view.forms[record.record_id]
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
@@ -238,11 +308,10 @@ class Retriever:
             return {}
         return dict(zip(order.tolist(), (matrix @ vector).tolist(), strict=True))
 
-    def _unit_candidates(self, query: str, vector: np.ndarray,
-                         owners: dict[int, MemoryRecord], include_private: bool
+    def _unit_candidates(self, view: TierView, vector: np.ndarray,
+                         lexical: dict[int, float], ceiling: float, include_private: bool
                          ) -> list[Candidate]:
-        lexical = self._units.scores(query)
-        ceiling = self._units.ceiling(query) or 1.0
+        owners = view.owners
         dense = self._unit_dense(owners, vector)
         chosen = sorted(lexical, key=lambda e: (-lexical[e], e))[: self.candidates]
         chosen += sorted(dense, key=lambda e: (-dense[e], e))[: self.candidates]
@@ -251,7 +320,7 @@ class Retriever:
             record = owners[eid]
             if record.private and not include_private:
                 continue
-            tier = "working" if record.record_id in self.memory.working else "longterm"
+            tier = "longterm" if record.record_id in view.longterm else "working"
             text, tokens = self._unit_forms[eid]
             sim = dense[eid] if eid in dense else _dense(record, vector)
             out.append(Candidate(record, tier, self.agent,  # type: ignore[arg-type]
