@@ -78,6 +78,10 @@ def _grammar_for(schema_json: str) -> Any:
     return LlamaGrammar.from_json_schema(schema_json, verbose=False)
 
 
+CHAT_REPEAT_PENALTY = 1.2
+"""The default repetition penalty of chat replies (1.0 is none)."""
+
+
 class LlamaCppLLM:
     """A GGUF chat model run in-process by llama.cpp, loaded on first use.
 
@@ -88,6 +92,9 @@ class LlamaCppLLM:
         seed: sampling seed; with ``temperature=0`` output is greedy and repeatable.
         llama: an already-built Llama-like object (tests inject fakes here); when
             given, nothing is loaded and ``model_path`` only names the backend.
+        repeat_penalty: llama.cpp's repetition penalty for chat replies
+            (:meth:`complete`; JSON output is grammar-bound and not penalised). A small
+            model decoding greedily loops without one.
     """
 
     def __init__(
@@ -98,6 +105,7 @@ class LlamaCppLLM:
         seed: int = 0,
         *,
         llama: LlamaLike | None = None,
+        repeat_penalty: float = CHAT_REPEAT_PENALTY,
     ) -> None:
         if isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 64:
             raise ValueError(f"n_ctx must be an int >= 64, got {n_ctx!r}")
@@ -107,6 +115,9 @@ class LlamaCppLLM:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
+        if not 1.0 <= repeat_penalty <= 2.0:
+            raise ValueError(f"repeat_penalty must be within 1.0..2.0, got {repeat_penalty!r}")
+        self.repeat_penalty = repeat_penalty
         self.name = f"llama-cpp:{self._model_path.name if self._model_path else _SMOLLM2_FILE}"
         self.stats = LLMStats()
         self.load_seconds: float | None = None
@@ -183,7 +194,8 @@ class LlamaCppLLM:
                 (e.g. the prompt does not fit in ``n_ctx``).
         """
         check_call_args(max_tokens, temperature)
-        return self._run(messages, max_tokens=max_tokens, temperature=temperature)
+        return self._run(messages, max_tokens=max_tokens, temperature=temperature,
+                         repeat_penalty=self.repeat_penalty)
 
     def complete_json(
         self,
