@@ -34,7 +34,8 @@ def churn_config() -> Config:
     )
 
 
-def turns(seed: int = 13) -> list[list[str]]:
+def turns(seed: int = 13, *, observers: int = OBSERVERS,
+          per_observer: int = EVENTS_PER_OBSERVER) -> list[list[str]]:
     """Distinct turns per observer: each carries two made-up words no other turn has."""
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -46,8 +47,8 @@ def turns(seed: int = 13) -> list[list[str]]:
                 seen.add(w)
                 return w
 
-    return [[f"The parcel {word()} went to {word()} by boat." for _ in range(EVENTS_PER_OBSERVER)]
-            for _ in range(OBSERVERS)]
+    return [[f"The parcel {word()} went to {word()} by boat." for _ in range(per_observer)]
+            for _ in range(observers)]
 
 
 async def run_concurrently(rt: Any, lines: list[list[str]]
