@@ -172,6 +172,9 @@ class AnchorFile:
         Atomic: a temporary file (mode 0600), fsynced if ``sync``, renamed over the
         anchor, then the directory fsynced if ``sync``.
 
+        The identity check is a second line of defence behind the directory lock (a
+        foreign anchor renamed in between the check and our rename is overwritten).
+
         Raises:
             SubstrateError: the anchor changed since this object last read or wrote it
                 (another process wrote it: nothing is replaced).

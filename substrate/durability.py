@@ -18,7 +18,12 @@ What an acknowledged append (one that returned) survives, per ``fsync=`` policy:
 Under every policy a crash never damages earlier frames: on open only a torn tail is cut
 (see :mod:`substrate.recovery`), and anything else that is wrong raises. After each
 fsync the head anchor (:mod:`substrate.anchor`) is advanced to the synced entry, so a
-later loss of synced frames at the end of the log is refused on open, not missed.
+later loss of synced frames at the end of the log is refused on open, not missed. The
+anchor is written by a background thread, off the acknowledgement path (an anchor write
+costs two fsyncs and a rename, several times an append's own fsync): it trails the
+synced head by at most the anchor write in progress, coalescing the batches synced
+meanwhile, and is current once ``close()`` returns. A trailing anchor is safe: the log
+may be longer than its anchor, never shorter.
 """
 
 from __future__ import annotations
@@ -46,9 +51,10 @@ class GroupCommit(Generic[H]):
         policy: The fsync policy.
         lock: The substrate's lock; :meth:`wrote` is called holding it.
         head: Called under ``lock``: ``(last id written, fd to fsync or None, note)``.
-        synced: Called after each fsync, without ``lock``, with the ``note`` that came
-            with the synced id (the substrate advances its anchor there). Calls are
-            serialised and in id order.
+        synced: Called on the anchor thread after fsyncs, without ``lock``, with the
+            ``note`` that came with the newest synced id (the substrate advances its
+            anchor there). Calls are serialised and in id order; notes synced while a
+            call runs are coalesced into the next. If it raises, :attr:`failure` is set.
         synced_id: The last id already durable (the last id found on open).
         interval_s, max_events: The ``batch`` limits.
         name: For the flusher thread's name.
@@ -83,6 +89,16 @@ class GroupCommit(Generic[H]):
                 target=self._flush_loop, name=f"substrate-flusher:{name}", daemon=True
             )
             self._flusher.start()
+        self._note_cv = threading.Condition(threading.Lock())
+        self._note: tuple[int, H] | None = None  # newest synced, not yet anchored
+        self._anchoring = False
+        self._notes_done = False
+        self._anchorer: threading.Thread | None = None
+        if policy != "never":
+            self._anchorer = threading.Thread(
+                target=self._anchor_loop, name=f"substrate-anchor:{name}", daemon=True
+            )
+            self._anchorer.start()
 
     def wrote(self, last_id: int) -> bool:
         """Called under the lock after a write: must the writer :meth:`sync` before
@@ -104,9 +120,10 @@ class GroupCommit(Generic[H]):
         """Make entries up to ``upto`` durable (called without the lock). One fsync covers
         every appender waiting at that moment.
 
+        Then hands the synced head to the anchor thread.
+
         Raises:
-            SubstrateError: the fsync, or the anchor update after it, failed (also kept
-                in :attr:`failure`).
+            SubstrateError: the fsync failed (also kept in :attr:`failure`).
         """
         with self._sync_lock:
             if self.synced_id >= upto or self._stopped:
@@ -123,6 +140,20 @@ class GroupCommit(Generic[H]):
                         "be durable; close and reopen the substrate"
                     )
                     raise self.failure from exc
+            self.synced_id = target
+            with self._note_cv:
+                self._note = (target, note)
+                self._note_cv.notify_all()
+
+    def _anchor_loop(self) -> None:
+        while True:
+            with self._note_cv:
+                while self._note is None and not self._notes_done:
+                    self._note_cv.wait()
+                if self._note is None:
+                    return
+                (target, note), self._note = self._note, None
+                self._anchoring = True
             try:
                 self._synced(note)
             except (OSError, SubstrateError) as exc:
@@ -130,8 +161,24 @@ class GroupCommit(Generic[H]):
                     f"the head anchor could not be advanced to entry {target} ({exc}); "
                     "close and reopen the substrate"
                 )
-                raise self.failure from exc
-            self.synced_id = target
+                return
+            finally:
+                with self._note_cv:
+                    self._anchoring = False
+                    self._note_cv.notify_all()
+
+    def anchored(self, timeout: float | None = None) -> bool:
+        """Wait until every synced head has been handed to ``synced`` (or it failed).
+
+        Returns:
+            False if ``timeout`` (seconds) passed first.
+        """
+        with self._note_cv:
+            return self._note_cv.wait_for(
+                lambda: (self._note is None and not self._anchoring)
+                or self._anchorer is None or not self._anchorer.is_alive(),
+                timeout,
+            )
 
     def _flush_loop(self) -> None:
         while True:
@@ -154,11 +201,14 @@ class GroupCommit(Generic[H]):
 
     def close(self, last_id: int) -> None:
         """Stop the flusher, sync up to ``last_id`` (unless ``never``, or after a
-        failure), and refuse further syncs (so the caller may close the files).
+        failure), let the anchor thread write the final head, and refuse further syncs
+        (so the caller may close the files).
 
         Raises:
-            SubstrateError: the final fsync failed.
+            SubstrateError: the final fsync or an anchor update failed (a failure
+                reported earlier, by an append, is not raised again).
         """
+        earlier = self.failure
         with self._lock:
             self._stopping = True
             self._cv.notify_all()
@@ -170,3 +220,10 @@ class GroupCommit(Generic[H]):
         finally:
             with self._sync_lock:
                 self._stopped = True
+            with self._note_cv:
+                self._notes_done = True
+                self._note_cv.notify_all()
+            if self._anchorer is not None:
+                self._anchorer.join()
+        if self.failure is not None and self.failure is not earlier:
+            raise self.failure

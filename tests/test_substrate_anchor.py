@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -133,8 +134,11 @@ def test_group_commit_advances_the_anchor_after_each_synced_batch(tmp_path: Path
                         batch_interval_ms=60_000) as sub:
         for _ in range(25):
             sub.append("Main", "message", "x", ts=1.0)
-        head = AnchorFile(tmp_path).read(ring)
-        assert head is not None and head.last_id == 20  # two batches synced, 5 pending
+        deadline = time.monotonic() + 10
+        while (head := AnchorFile(tmp_path).read(ring)) is None or head.last_id < 20:
+            assert time.monotonic() < deadline, head
+            time.sleep(0.005)
+        assert head.last_id == 20  # two batches synced, 5 pending: never past the fsync
     head = AnchorFile(tmp_path).read(ring)
     assert head is not None and head.last_id == 25  # close synced and anchored the rest
 

@@ -140,7 +140,8 @@ def test_a_key_file_with_non_ascii_bytes_is_a_substrate_error(tmp_path: Path) ->
     key_file = tmp_path / "substrate.key"
     key_file.write_bytes(f"1:{K1.hex()}\n# clé\n".encode())
     key_file.chmod(0o600)
-    with pytest.raises(SubstrateError, match=r"substrate\.key is not ASCII text \(byte 71 is 0xc3\)"):
+    with pytest.raises(SubstrateError,
+                       match=r"substrate\.key is not ASCII text \(byte 71 is 0xc3\)"):
         open_substrate(tmp_path)
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -103,15 +104,22 @@ def test_a_segment_created_by_another_writer_is_refused_at_rotation(tmp_path: Pa
 def test_a_replaced_anchor_stops_further_appends(tmp_path: Path) -> None:
     sub = open_substrate(tmp_path, KEY, fsync="always")
     sub.append("Main", "message", "one", ts=1.0)
+    ring, deadline = KeyRing.single(KEY), time.monotonic() + 10
+    while (head := AnchorFile(tmp_path).read(ring)) is None or head.last_id < 1:
+        assert time.monotonic() < deadline  # our anchor thread caught up: not mid-write
+        time.sleep(0.001)
     rogue = tmp_path / "rogue"
     rogue.mkdir()
     other = AnchorFile(rogue)
     other.write(Head(9, bytes(32), 1, 999), KeyRing.single(KEY), sync=False)
     os.replace(rogue / ANCHOR_FILE, tmp_path / ANCHOR_FILE)  # another writer's anchor
+    deadline = time.monotonic() + 10
     with pytest.raises(SubstrateError, match="anchor.*changed.*another process"):
-        sub.append("Main", "message", "two", ts=2.0)
+        while time.monotonic() < deadline:  # the anchor thread notices at its next write
+            sub.append("Main", "message", "more", ts=2.0)
+            time.sleep(0.001)
     with pytest.raises(SubstrateError, match="anchor"):
-        sub.append("Main", "message", "three", ts=3.0)
+        sub.append("Main", "message", "refused", ts=3.0)
     sub.close()
     head = AnchorFile(tmp_path).read(KeyRing.single(KEY))
     assert head is not None and head.last_id == 9  # theirs was never overwritten
