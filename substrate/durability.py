@@ -28,6 +28,7 @@ may be longer than its anchor, never shorter.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -41,6 +42,7 @@ __all__ = ["POLICIES", "FsyncPolicy", "GroupCommit"]
 FsyncPolicy: TypeAlias = Literal["always", "batch", "never"]
 POLICIES: tuple[str, ...] = get_args(FsyncPolicy)
 _monotonic = time.monotonic
+_logger = logging.getLogger("substrate")
 H = TypeVar("H")
 
 
@@ -54,7 +56,9 @@ class GroupCommit(Generic[H]):
         synced: Called on the anchor thread after fsyncs, without ``lock``, with the
             ``note`` that came with the newest synced id (the substrate advances its
             anchor there). Calls are serialised and in id order; notes synced while a
-            call runs are coalesced into the next. If it raises, :attr:`failure` is set.
+            call runs are coalesced into the next. An ``OSError`` (a full disk) is
+            logged and the next note retries; a :class:`SubstrateError` (another
+            writer) sets :attr:`failure`, so appends stop.
         synced_id: The last id already durable (the last id found on open).
         interval_s, max_events: The ``batch`` limits.
         name: For the flusher thread's name.
@@ -156,7 +160,12 @@ class GroupCommit(Generic[H]):
                 self._anchoring = True
             try:
                 self._synced(note)
-            except (OSError, SubstrateError) as exc:
+            except OSError as exc:  # a full disk: the anchor trails, which is safe
+                _logger.warning(
+                    "could not advance the anchor to entry %d (%s); it trails the log "
+                    "until a later sync succeeds", target, exc,
+                )
+            except SubstrateError as exc:  # another writer: stop appending
                 self.failure = SubstrateError(
                     f"the head anchor could not be advanced to entry {target} ({exc}); "
                     "close and reopen the substrate"

@@ -56,6 +56,29 @@ def _head_of(log: LoadedLog) -> Head:
     return Head(last_id, log.last_hash, segment, offset + size)
 
 
+def _advance(anchor: AnchorFile, head: Head | None, current: Head, ring: KeyRing,
+             files: SegmentFiles, log: LoadedLog, sync: bool) -> int:
+    """Anchor the head found on open (after syncing the frames it names); returns the
+    entry the anchor now records. A failure (a full disk) leaves the old anchor, which
+    is safe, and is logged: the substrate still opens, and the next sync retries."""
+    try:
+        if sync:  # the anchor may only name durable frames
+            after = head.segment if head is not None else 1
+            for number in log.sizes:
+                if number >= after:
+                    os.fsync(files.fd(number))
+        anchor.write(current, ring, sync=sync)
+    except OSError as exc:
+        old = 0 if head is None else head.last_id
+        _logger.warning(
+            "could not advance the anchor of %s to entry %d (%s); it stays at entry %d, "
+            "which is safe (a log may be longer than its anchor); the next sync retries",
+            anchor.directory, current.last_id, exc, old,
+        )
+        return old
+    return current.last_id
+
+
 def open_substrate(
     path: str | os.PathLike[str],
     key: bytes | KeyRing | None = None,
@@ -156,6 +179,7 @@ def open_substrate(
             _logger.warning("accept_loss: opening %s although %s", directory, problem)
         recovered = tuple(cut_tails(log, apply=not read_only))
         current = _head_of(log)
+        anchored = current.last_id
         if not read_only:
             anchor.remove_stale_temps()
             if head is None and problem is None and numbers:
@@ -164,16 +188,11 @@ def open_substrate(
                     "was deleted): anchoring it at entry %d", directory, current.last_id,
                 )
             if head != current:
-                if sync:  # the anchor may only name durable frames
-                    after = head.segment if head is not None else 1
-                    for number in log.sizes:
-                        if number >= after:
-                            os.fsync(files.fd(number))
-                anchor.write(current, keys.ring, sync=sync)
+                anchored = _advance(anchor, head, current, keys.ring, files, log, sync)
         sub = Substrate(
             directory, lock_fd, log, keys, cipher, files, fsync, batch_interval_ms / 1000,
             int(batch_max_events), kinds, recovered=recovered,
-            anchor=None if read_only else anchor, accepted_loss=problem,
+            anchor=None if read_only else anchor, accepted_loss=problem, anchored_id=anchored,
         )
         opened = True
         return sub

@@ -11,6 +11,7 @@ promises is in :mod:`substrate.durability`.
 
 from __future__ import annotations
 
+import logging
 import operator
 import os
 import threading
@@ -40,6 +41,7 @@ EventItem: TypeAlias = (
     | tuple[str, str, str, Mapping[str, str] | None]
     | tuple[str, str, str, Mapping[str, str] | None, float | None]
 )
+_logger = logging.getLogger("substrate")
 _urandom = os.urandom
 _SCAN_BATCH = 256
 
@@ -98,6 +100,7 @@ class Substrate:
         recovered: tuple[TornTail, ...] = (),
         anchor: AnchorFile | None = None,
         accepted_loss: str | None = None,
+        anchored_id: int | None = None,
     ) -> None:
         self.directory = directory
         self.recovered = recovered
@@ -118,7 +121,8 @@ class Substrate:
         self._closing = False
         self._closed = False
         self._broken: SubstrateError | None = None  # a failed write could not be undone
-        self._anchored_id = self._last_id  # the opener anchored the head it found
+        # the entry the anchor file records (the opener anchored the head it found)
+        self._anchored_id = self._last_id if anchored_id is None else anchored_id
         self._commit: GroupCommit[tuple[Head, KeyRing]] = GroupCommit(
             "never" if anchor is None else policy, self._lock, self._head, self._synced,
             synced_id=self._last_id, interval_s=interval_s, max_events=max_events,
@@ -462,8 +466,9 @@ class Substrate:
         :class:`SubstrateError`.
 
         Raises:
-            SubstrateError: the final fsync or anchor update failed (files are released
-                anyway).
+            SubstrateError: the final fsync failed, or another process replaced the
+                anchor (files are released anyway). An anchor that cannot be written
+                (a full disk) is logged, not raised: it trails, which is safe.
         """
         with self._lock:
             if self._closing:
@@ -477,10 +482,9 @@ class Substrate:
                     note = self._head()[2]
                 try:
                     self._synced(note, sync=False)
-                except OSError as exc:
-                    raise SubstrateError(
-                        f"the anchor of {self.directory} could not be written on close: {exc}"
-                    ) from exc
+                except OSError as exc:  # a full disk: the anchor trails, which is safe
+                    _logger.warning("could not advance the anchor of %s on close (%s)",
+                                    self.directory, exc)
         finally:
             with self._lock:
                 self._closed = True

@@ -4,11 +4,13 @@ is authenticated, atomic, mode 0600, survives key rotation and works with env ke
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,3 +252,36 @@ def test_a_read_only_open_changes_no_file(tmp_path: Path) -> None:
     with pytest.raises(SubstrateError, match="not a directory"):
         open_substrate(tmp_path / "missing", KEY, read_only=True)
     assert not (tmp_path / "missing").exists()
+
+
+def test_an_anchor_that_cannot_be_written_trails_and_never_stops_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _write(tmp_path, 2)
+    lagging = (tmp_path / ANCHOR_FILE).read_bytes()
+    _write(tmp_path, 1, start=2)
+    (tmp_path / ANCHOR_FILE).write_bytes(lagging)  # anchored at 2, log at 3
+    real_open = os.open
+
+    def full_disk_for_anchors(path: Any, flags: int, *args: Any, **kw: Any) -> int:
+        if f".{ANCHOR_FILE}." in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real_open(path, flags, *args, **kw)
+
+    monkeypatch.setattr(os, "open", full_disk_for_anchors)
+    ring = KeyRing.single(KEY)
+    with caplog.at_level(logging.WARNING, logger="substrate"):
+        sub = open_substrate(tmp_path, KEY, fsync="always")  # opens on a full disk
+        assert sub.last_id == 3
+        assert sub.append("Main", "message", "while full", ts=4.0) == 4  # appends go on
+        time.sleep(0.05)
+        assert sub.append("Main", "message", "still full", ts=5.0) == 5
+    head = AnchorFile(tmp_path).read(ring)
+    assert head is not None and head.last_id == 2  # the anchor trails: safe
+    assert any("could not advance the anchor" in r.getMessage() and "entry 3" in
+               r.getMessage() for r in caplog.records)
+    monkeypatch.undo()  # space comes back
+    sub.append("Main", "message", "space back", ts=6.0)
+    sub.close()
+    head = AnchorFile(tmp_path).read(ring)
+    assert head is not None and head.last_id == 6
