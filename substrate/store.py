@@ -17,17 +17,16 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeAlias
 
 from .anchor import AnchorFile, Head
 from .codec import open_frame, open_frames, seal
 from .crypto import NONCE_BYTES, Cipher, KeyRing, NoncePool
 from .durability import FsyncPolicy, GroupCommit
 from .errors import InvalidEventError, SubstrateError, UnknownEntryError
-from .event import Event, NewEvent
+from .event import Event
+from .items import EventItem, Stats, check_ts, unpack_item
 from .keys import LoadedKeys, _read_ring, write_key_file
 from .recovery import LoadedLog, TornTail
 from .segments import SegmentFiles
@@ -35,35 +34,9 @@ from .verify import VerifyReport, verify_log
 
 __all__ = ["EventItem", "Stats", "Substrate"]
 
-EventItem: TypeAlias = (
-    NewEvent
-    | tuple[str, str, str]
-    | tuple[str, str, str, Mapping[str, str] | None]
-    | tuple[str, str, str, Mapping[str, str] | None, float | None]
-)
 _logger = logging.getLogger("substrate")
 _urandom = os.urandom
 _SCAN_BATCH = 256
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Counts from the index (no decryption).
-
-    Attributes:
-        events: Number of events (= ``last_id``).
-        by_agent, by_kind: Events per agent and per kind.
-        key_ids: Events per key id; ``current_key_id`` seals new events.
-        segments, bytes: Segment files and their total size.
-    """
-
-    events: int
-    by_agent: Mapping[str, int]
-    by_kind: Mapping[str, int]
-    key_ids: Mapping[int, int]
-    current_key_id: int
-    segments: int
-    bytes: int
 
 
 class Substrate:
@@ -215,7 +188,7 @@ class Substrate:
             raise self._unknown_kind(kind)
         if attrs is not None and type(attrs) is not dict and not isinstance(attrs, Mapping):
             raise TypeError(f"attrs must be a mapping of str to str, got {type(attrs).__name__}")
-        ts = time.time() if ts is None else ts if type(ts) is float else _check_ts(ts)
+        ts = time.time() if ts is None else ts if type(ts) is float else check_ts(ts)
         with self._lock:
             if self._closing or self._broken or self._commit.failure or self.read_only:
                 self._writable()
@@ -250,7 +223,7 @@ class Substrate:
         now: float | None = None
         kinds = self.kinds
         for item in items:
-            agent, kind, content, attrs, ts = _item(item)
+            agent, kind, content, attrs, ts = unpack_item(item)
             if kind not in kinds:
                 raise self._unknown_kind(kind)
             if attrs is not None and type(attrs) is not dict and not isinstance(attrs, Mapping):
@@ -258,7 +231,7 @@ class Substrate:
             if ts is None:
                 ts = now = time.time() if now is None else now
             elif type(ts) is not float:
-                ts = _check_ts(ts)
+                ts = check_ts(ts)
             batch.append((agent, kind, content, attrs, ts))
         if not batch:
             return []
@@ -490,27 +463,3 @@ class Substrate:
                 self._closed = True
                 self._files.close()
                 os.close(self._lock_fd)  # releases the directory's flock
-
-
-def _check_ts(ts: object) -> float:
-    if isinstance(ts, bool) or not isinstance(ts, int | float):
-        raise TypeError(f"ts must be unix seconds as a float, got {ts!r}")
-    return float(ts)
-
-
-def _item(
-    item: EventItem,
-) -> tuple[str, str, str, Mapping[str, str] | None, float | None]:
-    if type(item) is NewEvent:
-        return item.agent, item.kind, item.content, item.attrs, item.ts
-    if type(item) is tuple and len(item) == 5:
-        return item
-    if isinstance(item, NewEvent):
-        return item.agent, item.kind, item.content, item.attrs, item.ts
-    if isinstance(item, tuple) and 3 <= len(item) <= 5:
-        attrs: Any = item[3] if len(item) > 3 else None
-        ts: Any = item[4] if len(item) > 4 else None
-        return item[0], item[1], item[2], attrs, ts
-    raise TypeError(
-        f"append_many items are NewEvent or (agent, kind, content[, attrs[, ts]]), got {item!r}"
-    )
