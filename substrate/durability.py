@@ -95,7 +95,6 @@ class GroupCommit(Generic[H]):
             self._flusher.start()
         self._note_cv = threading.Condition(threading.Lock())
         self._note: tuple[int, H] | None = None  # newest synced, not yet anchored
-        self._anchoring = False
         self._notes_done = False
         self._anchorer: threading.Thread | None = None
         if policy != "never":
@@ -150,6 +149,7 @@ class GroupCommit(Generic[H]):
                 self._note_cv.notify_all()
 
     def _anchor_loop(self) -> None:
+        failing = False
         while True:
             with self._note_cv:
                 while self._note is None and not self._notes_done:
@@ -157,37 +157,25 @@ class GroupCommit(Generic[H]):
                 if self._note is None:
                     return
                 (target, note), self._note = self._note, None
-                self._anchoring = True
             try:
                 self._synced(note)
             except OSError as exc:  # a full disk: the anchor trails, which is safe
-                _logger.warning(
-                    "could not advance the anchor to entry %d (%s); it trails the log "
-                    "until a later sync succeeds", target, exc,
-                )
+                if not failing:  # once per streak, not once per append
+                    _logger.warning(
+                        "could not advance the anchor to entry %d (%s); it trails the "
+                        "log until a later sync succeeds", target, exc,
+                    )
+                failing = True
+                continue
             except SubstrateError as exc:  # another writer: stop appending
                 self.failure = SubstrateError(
                     f"the head anchor could not be advanced to entry {target} ({exc}); "
                     "close and reopen the substrate"
                 )
                 return
-            finally:
-                with self._note_cv:
-                    self._anchoring = False
-                    self._note_cv.notify_all()
-
-    def anchored(self, timeout: float | None = None) -> bool:
-        """Wait until every synced head has been handed to ``synced`` (or it failed).
-
-        Returns:
-            False if ``timeout`` (seconds) passed first.
-        """
-        with self._note_cv:
-            return self._note_cv.wait_for(
-                lambda: (self._note is None and not self._anchoring)
-                or self._anchorer is None or not self._anchorer.is_alive(),
-                timeout,
-            )
+            if failing:
+                _logger.warning("the anchor caught up with the log at entry %d", target)
+                failing = False
 
     def _flush_loop(self) -> None:
         while True:
