@@ -8,6 +8,7 @@ import pytest
 
 from solace.conversation.answer import (
     GROUNDED_PREFIX,
+    answer_with_memory,
     chat_prompt,
     find_grounding,
     grounded_reply,
@@ -82,3 +83,39 @@ def test_chat_prompt_is_one_system_message_with_memory_last_then_recent_turns() 
     bare = chat_prompt(identity="x", message="hi", facts={}, exchanges=0)
     assert [m["role"] for m in bare] == ["system", "user"]
     assert "nothing yet" in bare[0]["content"]
+
+
+class Model:
+    """Replies from a list; records (messages, temperature) per call."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[list[dict[str, str]], float]] = []
+
+    async def __call__(self, messages: list, max_tokens: int, temperature: float) -> str:
+        self.calls.append((messages, temperature))
+        return self.replies.pop(0)
+
+
+async def test_a_verbatim_repeat_is_retried_without_the_earlier_turns() -> None:
+    thread = _items(("user", "Tell me a joke."), ("assistant", "Why did the cat sit?"),
+                    ("user", "Another one."))
+    model = Model("Why did the cat sit?", "A horse walks into a bar.")
+    reply, how = await answer_with_memory(model, identity="x", message="Another one.",
+                                          facts={}, thread=thread)
+    assert (reply, how) == ("A horse walks into a bar.", "retry")
+    (first, t0), (second, t1) = model.calls
+    assert t0 == 0.0 and t1 > 0.0
+    assert len(first) == 4 and len(second) == 2  # the retry has no earlier turns
+
+
+async def test_a_question_about_the_user_is_grounded_and_a_stuck_model_never_repeats() -> None:
+    model = Model("Hello! My name is Ada.")
+    assert await answer_with_memory(model, identity="x", message="What is my dog's name?",
+                                    facts=FACTS) == ("From memory: dog name: Rex.", "grounded")
+    assert await answer_with_memory(Model("Rex!"), identity="x", message="Name my dog?",
+                                    facts=FACTS, grounded=False) == ("Rex!", "model")
+    thread = _items(("user", "hi"), ("assistant", "Hello."), ("user", "hi again"))
+    reply, how = await answer_with_memory(Model("Hello.", "Hello!"), identity="x",
+                                          message="hi again", facts={}, thread=thread)
+    assert how == "stuck" and reply == 'I have no good answer to "hi again" yet.'

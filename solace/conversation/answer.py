@@ -20,15 +20,18 @@ All functions are pure and deterministic.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from solace.conversation.model import Fact, ThreadItem
 from solace.models.llm import ChatMessage
 
 __all__ = [
     "GROUNDED_PREFIX",
+    "REPLY_TOKENS",
     "Grounding",
+    "answer_with_memory",
     "chat_prompt",
     "find_grounding",
     "grounded_reply",
@@ -42,6 +45,10 @@ CHAT_RULES = (
     "from 'What you know about the user'; if it is not there, say you don't know. "
     "Never make up facts about the user, and never repeat an earlier reply."
 )
+
+REPLY_TOKENS = 80
+"""The token cap of a chat reply: two short sentences, and a bounded latency."""
+RETRY_TEMPERATURE = 0.7
 
 _WORD = re.compile(r"[a-z0-9]+")
 _QUESTION_START = re.compile(
@@ -222,3 +229,54 @@ def chat_prompt(
     messages += [{"role": i.role, "content": i.content} for i in recent]
     messages.append({"role": "user", "content": message})
     return messages
+
+
+Complete = Callable[[list[ChatMessage], int, float], Awaitable[str]]
+How = Literal["model", "retry", "grounded", "stuck"]
+
+
+async def answer_with_memory(
+    complete: Complete,
+    *,
+    identity: str,
+    message: str,
+    facts: Mapping[str, Fact],
+    memory: Sequence[str] = (),
+    thread: Sequence[ThreadItem] = (),
+    tidy: Callable[[str], str | None] = lambda raw: raw.strip() or None,
+    grounded: bool = True,
+) -> tuple[str, How]:
+    """Ask the model with :func:`chat_prompt`, then make sure the reply is usable.
+
+    Args:
+        complete: ``await complete(messages, max_tokens, temperature)`` -> raw reply
+            (the caller runs the blocking model off the event loop; a ``ModelError``
+            propagates).
+        identity, message, facts, memory, thread: as for :func:`chat_prompt`.
+        tidy: cleans a raw reply (cuts loops); None means nothing usable.
+        grounded: apply :func:`grounded_reply` (off: the model alone).
+
+    Returns:
+        ``(reply, how)``: ``model`` (first reply kept), ``retry`` (the first was empty,
+        degenerate or a verbatim repeat of an earlier reply in ``thread``; a second
+        one, asked without the earlier turns at a higher temperature, was kept),
+        ``grounded`` (what memory holds replaced a reply lacking it), ``stuck``
+        (no usable, new reply: a reply naming the message, so it is never a repeat).
+    """
+    earlier = [i.content for i in thread if i.kind == "message" and i.role == "assistant"]
+    how: How = "model"
+    messages = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
+                           thread=thread)
+    reply = tidy(await complete(messages, REPLY_TOKENS, 0.0))
+    if reply is None or is_repeat(reply, earlier):
+        how = "retry"
+        bare = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
+                           thread=thread, exchanges=0)
+        reply = tidy(await complete(bare, REPLY_TOKENS, RETRY_TEMPERATURE))
+    if grounded:
+        text, used = grounded_reply(message, reply or "", facts, memory)
+        if used:
+            return text, "grounded"
+    if reply is None or is_repeat(reply, earlier):
+        return f'I have no good answer to "{" ".join(message.split())[:120]}" yet.', "stuck"
+    return reply, how
