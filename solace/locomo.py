@@ -20,15 +20,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from solace.importing import IMPORT_KEY, ImportFormatError, ImportItem
+
 __all__ = [
     "TURN_SPACING",
     "Conversation",
     "Question",
     "Turn",
+    "import_key",
     "load_locomo",
     "normalise_evidence",
     "parse_session_date",
     "replay",
+    "session_items",
 ]
 
 TURN_SPACING = timedelta(seconds=30)
@@ -101,6 +105,56 @@ def normalise_evidence(raw: Sequence[Any], known: set[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _get(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise ImportFormatError(f"{where}: expected an object, got {type(obj).__name__}")
+    if key not in obj:
+        raise ImportFormatError(f"{where}: no {key!r}")
+    value = obj[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ImportFormatError(f"{where}: {key!r} should be {names}, got {value!r:.60}")
+    return value
+
+
+def _conversation(item: Any, where: str) -> Conversation:
+    sample_id = str(_get(item, "sample_id", (str, int), where))
+    where = f"{where} ({sample_id})"
+    conv = _get(item, "conversation", dict, where)
+    numbers = sorted(
+        int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k) and conv[k]
+    )
+    if not numbers:
+        raise ImportFormatError(f"{where}: no session_<n> lists in its 'conversation'")
+    sessions = []
+    for n in numbers:
+        turns = _get(conv, f"session_{n}", list, where)
+        try:
+            start = parse_session_date(_get(conv, f"session_{n}_date_time", str, where))
+        except ValueError as exc:
+            raise ImportFormatError(f"{where} session {n}: {exc}") from None
+        session = []
+        for i, t in enumerate(turns):
+            at = f"{where} session {n} turn {i + 1}"
+            session.append(Turn(_get(t, "dia_id", str, at), _get(t, "speaker", str, at),
+                                _get(t, "text", str, at), start + i * TURN_SPACING))
+        sessions.append(tuple(session))
+    known = {t.dia_id for s in sessions for t in s}
+    questions = []
+    for i, q in enumerate(item.get("qa", []) if isinstance(item.get("qa"), list) else []):
+        at = f"{where} question {i + 1}"
+        try:
+            questions.append(Question(
+                str(_get(q, "question", str, at)),
+                None if q.get("answer") is None else str(q["answer"]),
+                normalise_evidence(q.get("evidence", []), known),
+                int(_get(q, "category", (int, str), at)),
+            ))
+        except ValueError as exc:
+            raise ImportFormatError(f"{at}: {exc}") from None
+    return Conversation(sample_id, tuple(sessions), tuple(questions))
+
+
 def load_locomo(path: str | Path, limit: int | None = None) -> list[Conversation]:
     """The conversations of a LoCoMo-format JSON file, in file order.
 
@@ -109,51 +163,59 @@ def load_locomo(path: str | Path, limit: int | None = None) -> list[Conversation
         limit: only the first ``limit`` conversations.
 
     Raises:
-        FileNotFoundError: no such file. ValueError: a malformed session date.
+        ImportFormatError: the file is not JSON, or not LoCoMo (the message names the
+            file, the conversation and the field).
+        OSError: the file cannot be read (FileNotFoundError: no such file).
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    out = []
-    for item in data[:limit] if limit else data:
-        conv = item["conversation"]
-        numbers = sorted(
-            int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k) and conv[k]
-        )
-        sessions = []
-        for n in numbers:
-            start = parse_session_date(conv[f"session_{n}_date_time"])
-            sessions.append(
-                tuple(
-                    Turn(t["dia_id"], t["speaker"], t["text"], start + i * TURN_SPACING)
-                    for i, t in enumerate(conv[f"session_{n}"])
-                )
-            )
-        known = {t.dia_id for s in sessions for t in s}
-        questions = tuple(
-            Question(
-                q["question"],
-                None if q.get("answer") is None else str(q["answer"]),
-                normalise_evidence(q.get("evidence", []), known),
-                int(q["category"]),
-            )
-            for q in item["qa"]
-        )
-        out.append(Conversation(str(item["sample_id"]), tuple(sessions), questions))
-    return out
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{p}: not UTF-8 text, so not LoCoMo JSON ({exc.reason} "
+                                f"at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{p}: not JSON ({exc.msg} at line {exc.lineno} column "
+                                f"{exc.colno}); a LoCoMo file is one JSON list") from None
+    if not isinstance(data, list):
+        raise ImportFormatError(f"{p}: not LoCoMo: expected a JSON list of conversations, "
+                                f"got {type(data).__name__}")
+    items = data[:limit] if limit else data
+    return [_conversation(item, f"{p}: not LoCoMo: conversation #{i + 1}")
+            for i, item in enumerate(items)]
+
+
+def import_key(sample_id: str, dia_id: str) -> str:
+    """The import key of one LoCoMo turn: ``locomo:<sample_id>:<dia_id>``."""
+    return f"locomo:{sample_id}:{dia_id}"
+
+
+def session_items(conversation: Conversation) -> list[list[ImportItem]]:
+    """The conversation's turns as keyed import items, one batch per session."""
+    return [
+        [ImportItem(import_key(conversation.sample_id, t.dia_id), t.speaker, t.text,
+                    t.at.timestamp(), (("dia_id", t.dia_id),)) for t in session]
+        for session in conversation.sessions
+    ]
 
 
 async def replay(runtime: Any, conversation: Conversation) -> dict[str, int]:
     """Observe every turn at its real date, settling the fade at each session's end.
 
-    Each turn becomes a ``message`` event by its speaker with ``attrs={"dia_id": ...}``
-    (the runtime's clock should be a :class:`~solace.clock.ReplayClock`, which follows
+    Each turn becomes a ``message`` event by its speaker with ``attrs={"dia_id": ...,
+    "import_key": ...}`` (:func:`import_key`, so ``solace import locomo`` later skips it;
+    this function itself does not skip anything already imported; the runtime's clock
+    should be a :class:`~solace.clock.ReplayClock`, which follows
     the dates). Returns ``{dia_id: entry_id}``.
     """
     from solace.runtime import Observation
 
     ids: dict[str, int] = {}
+    sample = conversation.sample_id
     for session in conversation.sessions:
         items = [
-            Observation(t.text, t.speaker, "message", t.at, {"dia_id": t.dia_id}) for t in session
+            Observation(t.text, t.speaker, "message", t.at,
+                        {"dia_id": t.dia_id, IMPORT_KEY: import_key(sample, t.dia_id)})
+            for t in session
         ]
         for turn, entry_id in zip(session, await runtime.observe_many(items), strict=True):
             ids[turn.dia_id] = entry_id

@@ -4,28 +4,30 @@ These commands open the home's substrate directly (not the runtime), rebuild the
 conversation projection, and append the user's decisions as events, so they are
 quick. User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
 exactly as the REPL's ``/promote`` and friends do. While ``solace run`` holds the
-substrate, use those REPL commands instead.
+substrate, these commands refuse (one line, exit 1): use those REPL commands instead.
 
 Every command takes ``--home DIR`` (default ``~/.solace``) and the scope options
 ``--user``, ``--agent``, ``--org`` (defaults: the single-user scope of ``solace run``).
+None of them creates a home: the read-only ones (``topics list|show``, ``facts get``,
+``notes show``) refuse a home with no substrate, the others a ``--home`` that is not an
+existing directory.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import trio
 
+from solace.cli.errors import UsageError, guarded
+from solace.cli.options import add_common, config_of, existing_home, finish
 from solace.clock import WallClock
-from solace.config import Config, load_config
 from solace.conversation import (
     CONVERSATION_KINDS,
     DEFAULT_SCOPE,
     REPL_COMMANDS,
-    ConversationError,
     Conversations,
     Scope,
     UnknownFactError,
@@ -34,10 +36,10 @@ from solace.conversation import (
     open_conversations,
 )
 from solace.conversation.repl import format_facts, format_notes, format_topics
-from solace.home import DEFAULT_HOME, Home
+from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
-from substrate import KeySource, SubstrateLockedError
+from substrate import KeySource
 from substrate.aio import open_trio_substrate
 
 __all__ = ["handle_repl_line", "register", "repl_commands"]
@@ -54,12 +56,19 @@ def repl_commands() -> Mapping[str, str]:
     return REPL_COMMANDS
 
 
+#: The commands that only read: they refuse a home with no substrate.
+READ_ONLY = frozenset({("topics", "list"), ("topics", "show"), ("facts", "get"),
+                       ("notes", "show")})
+
+
 def _scoped(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--home", default=str(DEFAULT_HOME), metavar="DIR",
-                        help="runtime home (default: ~/.solace)")
-    parser.add_argument("--user", default=DEFAULT_SCOPE.user)
-    parser.add_argument("--agent", default=DEFAULT_SCOPE.agent)
-    parser.add_argument("--org", default=DEFAULT_SCOPE.org)
+    parser.add_argument("--user", default=DEFAULT_SCOPE.user, metavar="USER",
+                        help=f"scope: the user (default {DEFAULT_SCOPE.user})")
+    parser.add_argument("--agent", default=DEFAULT_SCOPE.agent, metavar="AGENT",
+                        help=f"scope: the agent (default {DEFAULT_SCOPE.agent})")
+    parser.add_argument("--org", default=DEFAULT_SCOPE.org, metavar="ORG",
+                        help=f"scope: the organisation (default {DEFAULT_SCOPE.org})")
+    add_common(parser)
 
 
 def register(subparsers: Any) -> None:
@@ -120,30 +129,19 @@ def register(subparsers: Any) -> None:
 
 def _command(action: Action) -> Callable[[argparse.Namespace], int]:
     def func(args: argparse.Namespace) -> int:
+        finish(args)
         try:
             scope = Scope(args.user, args.agent, args.org)
         except ValueError as exc:
-            print(f"solace: {exc}", file=sys.stderr)
-            return 2
-        config = load_config(args.config) if getattr(args, "config", None) else Config()
-        home = Home.at(args.home, config)
-        try:
-            out = trio.run(_run, home, scope, args, action)
-        except SubstrateLockedError:
-            print(
-                f"solace: the substrate at {home.substrate_dir} is open in another process "
-                "(is `solace run` running?); use its REPL commands "
-                f"({', '.join(REPL_COMMANDS)}) instead",
-                file=sys.stderr,
-            )
-            return 1
-        except ConversationError as exc:
-            print(f"solace: {exc}", file=sys.stderr)
-            return 1
+            raise UsageError(str(exc)) from None
+        config = config_of(args)
+        read_only = (args.command, args.action) in READ_ONLY
+        root = existing_home(args.home, config, substrate=read_only)
+        out = trio.run(_run, Home.at(root, config), scope, args, action)
         print(out)
         return 0
 
-    return func
+    return guarded(func)
 
 
 async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Action) -> str:

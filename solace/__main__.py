@@ -1,0 +1,9 @@
+"""``python -m solace ...``: the ``solace`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from solace.cli.main import main
+
+sys.exit(main())

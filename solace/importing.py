@@ -1,0 +1,203 @@
+"""Importing conversations into a runtime: idempotent, resumable, in keyed batches.
+
+Every imported event carries an ``import_key`` attribute naming its source (a LoCoMo
+turn is ``locomo:<sample_id>:<dia_id>``; a JSONL line is ``jsonl:`` plus a digest of its
+speaker, time and text and which repeat of that triple it is, or ``jsonl:id:<id>`` when
+the line gives an ``id``). Before writing, :func:`import_batches` reads the keys the
+substrate already holds and skips those items, so importing a file twice adds nothing
+the second time, and an import cut short (Ctrl-C, a crash) is finished by running it
+again: each batch is one atomic substrate write, so a batch is either wholly kept or
+wholly absent.
+
+The JSONL format (:func:`load_jsonl`) is one JSON object per line::
+
+    {"speaker": "Ana", "text": "I adopted a greyhound.", "at": "2023-05-08T13:56:00Z"}
+
+``at`` is ISO 8601 (naive means UTC) or epoch seconds; ``id`` (optional) is the line's
+own stable key. Blank lines are skipped; a bad line is refused with its line number
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from solace.validation import InvalidObservationError, check_observation
+
+__all__ = [
+    "IMPORT_KEY",
+    "ImportFormatError",
+    "ImportItem",
+    "imported_keys",
+    "import_batches",
+    "load_jsonl",
+]
+
+#: The event attribute that names an imported event's source.
+IMPORT_KEY = "import_key"
+
+
+class ImportFormatError(ValueError):
+    """Raised when a file to import is not in the expected format; the message names
+    the file, and the line or item, and what is wrong with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportItem:
+    """One event to import: its source key, who said it, what, when, extra attrs.
+
+    ``attrs`` never holds :data:`IMPORT_KEY`; :func:`import_batches` adds it.
+    """
+
+    key: str
+    speaker: str
+    text: str
+    at: float
+    attrs: tuple[tuple[str, str], ...] = ()
+
+
+def _instant(value: object, where: str) -> float:
+    if isinstance(value, bool):
+        raise ImportFormatError(f"{where}: \"at\" must be ISO 8601 text or epoch seconds, "
+                                f"got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ImportFormatError(f"{where}: \"at\" is not an ISO 8601 date-time: "
+                                    f"{value!r}") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp()
+    raise ImportFormatError(f"{where}: \"at\" must be ISO 8601 text or epoch seconds, "
+                            f"got {value!r}")
+
+
+def _jsonl_item(line: str, where: str, number: int, seen: dict[str, int]) -> ImportItem:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise ImportFormatError(f"{where}: expected an object "
+                                f"{{\"speaker\", \"text\", \"at\"}}, got {obj!r:.60}")
+    missing = [k for k in ("speaker", "text", "at") if k not in obj]
+    if missing:
+        raise ImportFormatError(f"{where}: missing {', '.join(repr(k) for k in missing)}")
+    at = _instant(obj["at"], where)
+    try:
+        checked = check_observation(
+            obj["text"], speaker=obj["speaker"], kind="message", at=at, attrs=None,
+            emotional_weight=None, tags=(), kinds=("message",),
+        )
+    except InvalidObservationError as exc:
+        raise ImportFormatError(f"{where}: {exc}") from None
+    assert checked.speaker is not None and checked.ts is not None
+    if "id" in obj:
+        if not isinstance(obj["id"], str | int) or isinstance(obj["id"], bool) or obj["id"] == "":
+            raise ImportFormatError(f"{where}: \"id\" must be a non-empty string or an "
+                                    f"integer, got {obj['id']!r}")
+        key = f"jsonl:id:{obj['id']}"
+        if key in seen:
+            raise ImportFormatError(f"{where}: \"id\" {obj['id']!r} already used on line "
+                                    f"{seen[key]}")
+        seen[key] = number
+        return ImportItem(key, checked.speaker, checked.text, checked.ts)
+    digest = hashlib.sha256(
+        json.dumps([checked.speaker, checked.ts, checked.text]).encode("utf-8")
+    ).hexdigest()[:24]
+    repeat = seen.get(digest, 0)
+    seen[digest] = repeat + 1
+    return ImportItem(f"jsonl:{digest}:{repeat}", checked.speaker, checked.text, checked.ts)
+
+
+def load_jsonl(path: str | Path) -> list[ImportItem]:
+    """The events of a JSONL file of ``{speaker, text, at}`` lines, in file order.
+
+    Guarantees: the same file always yields the same keys (a line's key depends on
+    its content, or its ``id``, never on its position), so re-importing it is a no-op;
+    every line is checked before anything is returned.
+
+    Raises:
+        ImportFormatError: naming the file and the first bad line's number, and how many
+            lines are bad in all.
+        OSError: the file cannot be read.
+    """
+    p = Path(path)
+    items: list[ImportItem] = []
+    seen: dict[str, int] = {}
+    errors: list[str] = []
+    with p.open(encoding="utf-8", errors="strict") as f:
+        try:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(_jsonl_item(line, f"{p} line {number}", number, seen))
+                except ImportFormatError as exc:
+                    errors.append(str(exc))
+        except UnicodeDecodeError as exc:
+            raise ImportFormatError(f"{p}: not UTF-8 text ({exc.reason} at byte "
+                                    f"{exc.start} of a read block)") from None
+    if errors:
+        more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
+        raise ImportFormatError(errors[0] + more)
+    if not items:
+        raise ImportFormatError(f"{p}: no events (expected one JSON object per line)")
+    return items
+
+
+async def imported_keys(substrate: Any) -> set[str]:
+    """The import keys of every ``message`` event ``substrate`` (a trio substrate) holds."""
+    events = await substrate.scan(kind="message")
+    return {e.attrs[IMPORT_KEY] for e in events if IMPORT_KEY in e.attrs}
+
+
+async def import_batches(
+    runtime: Any,
+    batches: Sequence[Sequence[ImportItem]],
+    *,
+    on_skipped: Callable[[int], None] = lambda n: None,
+) -> AsyncIterator[int]:
+    """Observe the items of each batch not already imported, one atomic write a batch.
+
+    An async generator: yields the number of events written for each batch, after the
+    batch is written and delivered and the fade has settled.
+
+    Args:
+        runtime: an open :class:`~solace.runtime.Runtime` (a
+            :class:`~solace.clock.ReplayClock` follows the items' dates).
+        batches: items in order; a batch is written with one substrate write.
+        on_skipped: called once, before anything is written, with how many items are
+            already in the substrate (and so skipped).
+
+    Guarantees: an item whose key the substrate holds is never written again, so a
+    batch cut short is either wholly in the substrate or wholly absent.
+    """
+    from solace.runtime import Observation
+
+    done = await imported_keys(runtime.substrate)
+    on_skipped(sum(1 for batch in batches for item in batch if item.key in done))
+    for batch in batches:
+        todo = [item for item in batch if item.key not in done]
+        if todo:
+            observations = [
+                Observation(item.text, item.speaker, "message", item.at,
+                            {**dict(item.attrs), IMPORT_KEY: item.key})
+                for item in todo
+            ]
+            await runtime.observe_many(observations)
+            done.update(item.key for item in todo)
+            await runtime.settle()
+        yield len(todo)
