@@ -245,7 +245,7 @@ def rows_sigkill(opts: argparse.Namespace) -> list[Row]:
     rows = []
     for policy in ("always", "batch", "never"):
         rng = random.Random(f"{opts.seed}-{policy}")
-        out, killed_ok, acked_total = _Outcome(), 0, 0
+        out, killed_ok, acked_total, torn_bytes, removed = _Outcome(), 0, 0, 0, 0
         start = time.perf_counter()
         for _ in range(opts.trials):
             with tempfile.TemporaryDirectory() as tmp:
@@ -270,6 +270,8 @@ def rows_sigkill(opts: argparse.Namespace) -> list[Row]:
                     for torn in sub.recovered:
                         out.to_detect += 1
                         out.cut += 1
+                        torn_bytes += torn.bytes_dropped
+                        removed += torn.removed
                         out.detected += any(f"{torn.bytes_dropped} bytes" in m
                                             for m in warnings.messages)
                     out.score_events(sub, len(acked))
@@ -279,7 +281,8 @@ def rows_sigkill(opts: argparse.Namespace) -> list[Row]:
                         out.lost += 1
         rows.append(out.row(
             f"SIGKILL mid-append, fsync={policy}", children_killed=killed_ok,
-            acked_events=acked_total, seconds=round(time.perf_counter() - start, 1),
+            acked_events=acked_total, torn_bytes=torn_bytes, torn_segments_removed=removed,
+            seconds=round(time.perf_counter() - start, 1),
         ))
     return rows
 

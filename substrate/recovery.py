@@ -243,10 +243,11 @@ def cut_tails(log: LoadedLog, *, apply: bool) -> list[TornTail]:
             continue
         torn = _cut(path, buf, offset)
         _logger.warning(
-            "cut a torn tail of %d bytes from %s at offset %d%s; the bytes were saved to %s",
+            "cut a torn tail of %d bytes from %s at offset %d%s; %s",
             torn.bytes_dropped, torn.segment, offset,
             " (it held no intact frame: the file was removed)" if torn.removed else "",
-            torn.saved_to,
+            "nothing to save" if torn.saved_to is None
+            else f"the bytes were saved to {torn.saved_to}",
         )
         out.append(torn)
     return out
