@@ -223,7 +223,8 @@ def _kill_trial(path: Path, policy: str, rng: random.Random) -> tuple[list[int],
         os.close(rfd)
         _child(path, policy, wfd)
     os.close(wfd)
-    target, acked, pending = rng.randint(1, 400), [], b""
+    target, pending = rng.randint(1, 400), b""
+    acked: list[int] = []
     with os.fdopen(rfd, "rb") as pipe:
         while len(acked) < target:
             chunk = pipe.read1(65536)

@@ -137,6 +137,7 @@ def check_frame(buf: bytes | memoryview, offset: int, end: int) -> int | Damage:
     """
     if end - offset < PREFIX.size:
         return Damage.TRUNCATED
+    length: int
     length, crc = PREFIX.unpack_from(buf, offset)
     if length < MIN_BODY:
         return Damage.BAD_LENGTH
