@@ -108,6 +108,8 @@ def describe(exc: BaseException, command: str) -> tuple[str, int]:
         text, code = "interrupted", EXIT_INTERRUPTED
     elif isinstance(exc, CliError):
         text, code = str(exc), exc.exit_code
+        if isinstance(exc, UsageError) and "--help" not in text:
+            text += f" (see `{command} --help`)"
     elif isinstance(exc, SubstrateLockedError):
         where = f" ({exc.args[0].split(' is already open')[0]})" if exc.args else ""
         text = (f"another process holds this home{where}: is `solace run` running? Stop it, "
