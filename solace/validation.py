@@ -46,6 +46,7 @@ __all__ = [
     "InvalidObservationError",
     "ObservationTypeError",
     "check_observation",
+    "check_speaker",
     "public_kinds",
 ]
 
