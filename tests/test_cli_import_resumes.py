@@ -186,3 +186,39 @@ def test_ctrl_c_during_an_import_exits_130_and_a_rerun_resumes_without_duplicate
     assert f"({kept} already there, skipped)" in rerun.stdout
     counts = imported(home)
     assert len(counts) == total and set(counts.values()) == {1}  # every line once
+
+
+@pytest.mark.slow
+def test_a_terminal_sees_a_progress_bar_with_rate_and_eta(tmp_path: Path) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    path, home = tmp_path / "talk.jsonl", tmp_path / "home"
+    path.write_text(jsonl_lines(300))
+    config = tmp_path / "solace.toml"
+    config.write_text(CONFIG)
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solace", "--config", str(config), "import", "jsonl", str(path),
+         "--home", str(home)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal, env=ENV,
+    )
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(controller)
+    assert proc.wait(timeout=120) == 0
+    screen = seen.decode("utf-8", "replace")
+    assert "Traceback" not in screen
+    assert "import: 100%" in screen and "300/300" in screen
+    assert "event/s]" in screen and "<00:00" in screen  # rate and ETA
