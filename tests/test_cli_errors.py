@@ -242,3 +242,39 @@ def test_verbose_adds_the_traceback_above_the_line(work: Path, tmp_path: Path) -
     assert done.returncode == 1
     assert "Traceback" in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("solace recall: --home ")
+
+
+# ----------------------------------------------------- exception groups, in-process
+
+
+def test_a_trio_exception_group_is_shown_as_its_one_real_error() -> None:
+    import trio
+
+    from solace.cli.errors import describe, unwrap
+    from solace.config import ConfigError
+
+    real = ConfigError("x.toml", "models.llm_backend", "unknown backend 'telepathy'")
+    group = BaseExceptionGroup("outer", [
+        trio.Cancelled._create(),
+        ExceptionGroup("inner", [real]),
+    ])
+    assert unwrap(group) is real
+    line, code = describe(group, "solace recall")
+    assert code == 1 and line.startswith("solace recall: ") and "telepathy" in line
+    assert "\n" not in line
+
+
+def test_ctrl_c_anywhere_in_a_group_is_exit_130() -> None:
+    from solace.cli.errors import describe
+
+    group = BaseExceptionGroup("outer", [ValueError("later"), KeyboardInterrupt()])
+    assert describe(group, "solace recall") == ("solace recall: interrupted", 130)
+    assert describe(KeyboardInterrupt(), "solace run")[1] == 130
+
+
+def test_an_unexpected_error_is_still_one_line_pointing_at_verbose() -> None:
+    from solace.cli.errors import describe
+
+    line, code = describe(ZeroDivisionError("division by zero\nsecond line"), "solace recall")
+    assert code == 1 and "\n" not in line
+    assert "unexpected ZeroDivisionError" in line and "--verbose" in line
