@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,7 +169,7 @@ async def import_batches(
     batches: Sequence[Sequence[ImportItem]],
     *,
     on_skipped: Callable[[int], None] = lambda n: None,
-) -> AsyncIterator[int]:
+) -> AsyncGenerator[int, None]:
     """Observe the items of each batch not already imported, one atomic write a batch.
 
     An async generator: yields the number of events written for each batch, after the

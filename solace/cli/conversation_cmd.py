@@ -27,18 +27,17 @@ from solace.clock import WallClock
 from solace.conversation import (
     CONVERSATION_KINDS,
     DEFAULT_SCOPE,
-    REPL_COMMANDS,
     Conversations,
     Scope,
     UnknownFactError,
     UnknownTopicError,
-    handle_repl_line,
     open_conversations,
 )
 from solace.conversation.repl import format_facts, format_notes, format_topics
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
+from solace.surfaces.repl_commands import REPL_COMMANDS, handle_repl_line
 from substrate import KeySource
 from substrate.aio import open_trio_substrate
 

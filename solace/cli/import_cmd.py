@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,9 +138,10 @@ async def _run(home: Path, config: Config, batches: Sequence[Sequence[ImportItem
             progress.bar = tqdm(total=total, initial=n, unit="event", file=sys.stderr,
                                 disable=None, dynamic_ncols=True, desc="import")
 
-        async for written in import_batches(rt, batches, on_skipped=skipped):
-            progress.written += written
-            progress.bar.update(written)
+        async with aclosing(import_batches(rt, batches, on_skipped=skipped)) as written_per_batch:
+            async for written in written_per_batch:
+                progress.written += written
+                progress.bar.update(written)
         progress.bar.close()
         progress.status = rt.status()
 
