@@ -15,7 +15,9 @@ Reported:
   (target >= 80 %), with the share answered by grounded mode (``From memory: ...``)
   and the model's own share;
 * **reply latency** — p50 / p95 / max seconds per chat turn (the line typed to the
-  reply printed), and the model's tokens per second.
+  reply printed), and the model's tokens per second;
+* how each reply was made (Main's ``answers_by``): the model's first reply, a retry
+  after a repeat, grounded, a fact noted, or stuck.
 
 Backends: the default is the shipped SmolLM2-135M through llama-cpp; ``--gguf PATH``
 runs any GGUF file, ``--base-url URL --model NAME`` any OpenAI-compatible server
@@ -153,12 +155,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     cm, rt, repl = await _open(home, config, not args.no_grounded)
                     llm = rt.agent("Main").llm
                     continue
+                before = dict(getattr(rt.agent("Main"), "answers_by", {}))
                 started = time.perf_counter()
                 reply = await repl.handle(line) or ""
                 seconds = time.perf_counter() - started
+                after = dict(getattr(rt.agent("Main"), "answers_by", {}))
+                how = next((k for k in after if after[k] != before.get(k, 0)), "?")
                 text = reply.removeprefix("Solace: ")
                 turns.append({"line": line, "reply": text, "seconds": round(seconds, 3),
-                              "expected": expected})
+                              "expected": expected, "how": how})
                 print(f"[{len(turns):2}] {seconds:5.1f}s  you: {line}\n"
                       f"            solace: {text[:160]}", flush=True)
             stats = llm.stats
@@ -177,7 +182,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = [t for t in turns if t["expected"]]
     for turn in questions:
         turn["recalled"] = turn["expected"].casefold() in turn["reply"].casefold()
-        turn["grounded"] = turn["reply"].startswith("From memory:")
+        turn["grounded"] = turn["how"] == "grounded"
     recalled = sum(t["recalled"] for t in questions)
     grounded = sum(t["recalled"] and t["grounded"] for t in questions)
     seconds = [t["seconds"] for t in turns]
@@ -198,6 +203,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency_p95_s": round(_percentile(seconds, 0.95), 2),
         "latency_max_s": round(max(seconds, default=0.0), 2),
         "tokens_per_second": tokens_per_second,
+        "answers_by": {how: sum(t["how"] == how for t in turns)
+                       for how in sorted({t["how"] for t in turns})},
         "transcript": turns,
     }
 
@@ -218,6 +225,8 @@ def table(result: dict[str, Any]) -> str:
         ("reply latency p50 / p95 / max (s)",
          f"{result['latency_p50_s']} / {result['latency_p95_s']} / {result['latency_max_s']}"),
         ("model tokens per second", str(result["tokens_per_second"])),
+        ("replies by how they were made",
+         ", ".join(f"{k} {v}" for k, v in result["answers_by"].items())),
     ]
     width = max(len(k) for k, _ in rows)
     lines = [f"{'metric':<{width}}  value", f"{'-' * width}  -----"]

@@ -33,3 +33,15 @@ def test_user_statements_become_durable_facts(text: str, facts: dict[str, str]) 
 ])
 def test_questions_negations_and_hedges_give_no_fact(text: str) -> None:
     assert facts_from_statement(text) == {}
+
+
+def test_statement_facts_write_only_new_or_changed_values() -> None:
+    from solace.conversation.model import DEFAULT_SCOPE, Fact
+    from solace.conversation.statements import statement_facts
+
+    text = "My name is Ada and I live in Lisbon."
+    assert [d.attrs["key"] for d in statement_facts(DEFAULT_SCOPE, text, {})] == [
+        "lives_in", "name"]
+    known = {"name": Fact("name", "Ada", 1, 0.0), "lives_in": Fact("lives_in", "Porto", 2, 0.0)}
+    (draft,) = statement_facts(DEFAULT_SCOPE, text, known)
+    assert draft.attrs["key"] == "lives_in" and draft.content == "Lisbon"

@@ -14,6 +14,7 @@ from solace.conversation.answer import (
     grounded_reply,
     is_memory_question,
     is_repeat,
+    noted_reply,
 )
 from solace.conversation.model import Fact, ThreadItem
 
@@ -119,3 +120,23 @@ async def test_a_question_about_the_user_is_grounded_and_a_stuck_model_never_rep
     reply, how = await answer_with_memory(Model("Hello.", "Hello!"), identity="x",
                                           message="hi again", facts={}, thread=thread)
     assert how == "stuck" and reply == 'I have no good answer to "hi again" yet.'
+
+
+def test_a_stated_fact_the_reply_ignores_is_noted_and_noted_turns_are_not_replayed() -> None:
+    facts = {"dog_name": Fact("dog_name", "Rex", 1, 0.0)}
+    assert noted_reply("My dog's name is Rex.", "I love octopuses!", facts) == (
+        "Noted: dog name: Rex.")
+    assert noted_reply("My dog's name is Rex.", "Rex is a great name!", facts) is None
+    assert noted_reply("I like tea.", "Nice.", facts) is None
+    thread = _items(("user", "My dog's name is Rex."), ("assistant", "Noted: dog name: Rex."),
+                    ("user", "What is it?"), ("assistant", "From memory: dog name: Rex."),
+                    ("user", "Tell me a joke."), ("assistant", "Why did the dog sit?"))
+    messages = chat_prompt(identity="x", message="Another", facts=facts, thread=thread)
+    assert [m["content"] for m in messages[1:]] == ["Tell me a joke.", "Why did the dog sit?",
+                                                    "Another"]
+
+
+async def test_a_model_reply_in_memorys_voice_is_not_taken_as_memory() -> None:
+    model = Model("From memory: book: The Nightingale.", "Try Dune.")
+    assert await answer_with_memory(model, identity="x", message="Recommend a book.",
+                                    facts={}) == ("Try Dune.", "retry")

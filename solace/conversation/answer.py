@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from solace.conversation.model import Fact, ThreadItem
+from solace.conversation.statements import facts_from_statement
 from solace.models.llm import ChatMessage
 
 __all__ = [
     "GROUNDED_PREFIX",
+    "NOTED_PREFIX",
     "REPLY_TOKENS",
     "Grounding",
     "answer_with_memory",
@@ -37,9 +39,11 @@ __all__ = [
     "grounded_reply",
     "is_memory_question",
     "is_repeat",
+    "noted_reply",
 ]
 
 GROUNDED_PREFIX = "From memory:"
+NOTED_PREFIX = "Noted:"
 CHAT_RULES = (
     "Reply in one or two short sentences. When the user asks about themselves, answer "
     "from 'What you know about the user'; if it is not there, say you don't know. "
@@ -190,6 +194,33 @@ def grounded_reply(
     return found.text, True
 
 
+def _without_memory_replies(said: Sequence[ThreadItem]) -> list[ThreadItem]:
+    """The turns without the exchanges Main answered from memory or by noting a fact:
+    a small model shown them imitates their form ("From memory: book: ...")."""
+    out: list[ThreadItem] = []
+    for item in said:
+        if item.role == "assistant" and item.content.startswith((GROUNDED_PREFIX, NOTED_PREFIX)):
+            if out and out[-1].role == "user":
+                out.pop()
+            continue
+        out.append(item)
+    return out
+
+
+def noted_reply(message: str, reply: str, facts: Mapping[str, Fact]) -> str | None:
+    """For a message stating facts about the user that memory now holds: None if the
+    reply mentions each stated value, else ``Noted: <key>: <value>; ...``."""
+    stated = {k: v for k, v in facts_from_statement(message).items()
+              if k in facts and facts[k].value == v}
+    if not stated:
+        return None
+    words = set(_words(reply))
+    if all(set(_words(v)) <= words for v in stated.values()):
+        return None
+    body = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in sorted(stated.items()))
+    return f"{NOTED_PREFIX} {body}."
+
+
 def chat_prompt(
     *,
     identity: str,
@@ -223,6 +254,7 @@ def chat_prompt(
     said = [i for i in thread if i.kind == "message" and i.role in ("user", "assistant")]
     if said and said[-1].role == "user" and said[-1].content.strip() == message.strip():
         said = said[:-1]  # the message itself goes last, once
+    said = _without_memory_replies(said)
     starts = [n for n, i in enumerate(said) if i.role == "user"]
     recent = said[starts[-exchanges]:] if exchanges > 0 and len(starts) >= exchanges else (
         said if exchanges > 0 else [])
@@ -232,7 +264,7 @@ def chat_prompt(
 
 
 Complete = Callable[[list[ChatMessage], int, float], Awaitable[str]]
-How = Literal["model", "retry", "grounded", "stuck"]
+How = Literal["model", "retry", "grounded", "noted", "stuck"]
 
 
 async def answer_with_memory(
@@ -260,23 +292,36 @@ async def answer_with_memory(
         ``(reply, how)``: ``model`` (first reply kept), ``retry`` (the first was empty,
         degenerate or a verbatim repeat of an earlier reply in ``thread``; a second
         one, asked without the earlier turns at a higher temperature, was kept),
-        ``grounded`` (what memory holds replaced a reply lacking it), ``stuck``
-        (no usable, new reply: a reply naming the message, so it is never a repeat).
+        ``grounded`` (what memory holds replaced a reply lacking it), ``noted``
+        (the message stated facts memory now holds and the reply did not take them
+        up: ``Noted: <key>: <value>.``), ``stuck`` (no usable, new reply: a reply
+        naming the message, so it is never a repeat). A reply in memory's own voice
+        (``From memory:``) from the model is not usable.
     """
     earlier = [i.content for i in thread if i.kind == "message" and i.role == "assistant"]
+
+    def usable(raw: str) -> str | None:
+        text = tidy(raw)
+        if text is None or text.startswith((GROUNDED_PREFIX, NOTED_PREFIX)):
+            return None  # a model imitating memory's voice is not memory speaking
+        return None if is_repeat(text, earlier) else text
+
     how: How = "model"
     messages = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
                            thread=thread)
-    reply = tidy(await complete(messages, REPLY_TOKENS, 0.0))
-    if reply is None or is_repeat(reply, earlier):
+    reply = usable(await complete(messages, REPLY_TOKENS, 0.0))
+    if reply is None:
         how = "retry"
         bare = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
                            thread=thread, exchanges=0)
-        reply = tidy(await complete(bare, REPLY_TOKENS, RETRY_TEMPERATURE))
+        reply = usable(await complete(bare, REPLY_TOKENS, RETRY_TEMPERATURE))
     if grounded:
         text, used = grounded_reply(message, reply or "", facts, memory)
         if used:
             return text, "grounded"
-    if reply is None or is_repeat(reply, earlier):
+        noted = noted_reply(message, reply or "", facts)
+        if noted is not None:
+            return noted, "noted"
+    if reply is None:
         return f'I have no good answer to "{" ".join(message.split())[:120]}" yet.', "stuck"
     return reply, how

@@ -12,9 +12,13 @@ Same text, same facts; nothing here is invented.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-__all__ = ["STATEMENT_PATTERNS", "facts_from_statement"]
+from solace.conversation.events import Draft
+from solace.conversation.facts import set_fact
+from solace.conversation.model import Fact, Scope
+
+__all__ = ["STATEMENT_PATTERNS", "facts_from_statement", "statement_facts"]
 
 #: A name: a first word (any case, not a common word) and up to two capitalised ones.
 _NAME = (r"(?!(?:a|an|the|not|no|very|pretty|quite|hard|easy|long|short|really|just|"
@@ -95,3 +99,13 @@ def _severity(how: str) -> str:
     how = how.strip().casefold()
     return {"severely": "severe", "deathly": "severe", "very": "severe",
             "highly": "severe", "mildly": "mild"}.get(how, how)
+
+
+def statement_facts(scope: Scope, text: str, known: Mapping[str, Fact]) -> list[Draft]:
+    """The ``$set`` events for the facts ``text`` states that ``known`` lacks or holds
+    with another value (restating a fact writes nothing)."""
+    return [
+        set_fact(scope, key, value)
+        for key, value in sorted(facts_from_statement(text).items())
+        if key not in known or known[key].value != value
+    ]
