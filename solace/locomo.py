@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from solace.importing import IMPORT_KEY, ImportFormatError, ImportItem
+from solace.validation import InvalidObservationError, check_observation
 
 __all__ = [
     "TURN_SPACING",
@@ -190,12 +191,27 @@ def import_key(sample_id: str, dia_id: str) -> str:
 
 
 def session_items(conversation: Conversation) -> list[list[ImportItem]]:
-    """The conversation's turns as keyed import items, one batch per session."""
-    return [
-        [ImportItem(import_key(conversation.sample_id, t.dia_id), t.speaker, t.text,
-                    t.at.timestamp(), (("dia_id", t.dia_id),)) for t in session]
-        for session in conversation.sessions
-    ]
+    """The conversation's turns as keyed import items, one batch per session.
+
+    Raises:
+        ImportFormatError: a turn ``observe`` would refuse (blank text, a bad speaker),
+            named by conversation and ``dia_id``, so an import stops before it starts.
+    """
+    batches = []
+    for session in conversation.sessions:
+        batch = []
+        for t in session:
+            try:
+                check_observation(t.text, speaker=t.speaker, kind="message", at=t.at,
+                                  attrs=None, emotional_weight=None, tags=(),
+                                  kinds=("message",))
+            except InvalidObservationError as exc:
+                raise ImportFormatError(
+                    f"conversation {conversation.sample_id} turn {t.dia_id}: {exc}") from None
+            batch.append(ImportItem(import_key(conversation.sample_id, t.dia_id), t.speaker,
+                                    t.text, t.at.timestamp(), (("dia_id", t.dia_id),)))
+        batches.append(batch)
+    return batches
 
 
 async def replay(runtime: Any, conversation: Conversation) -> dict[str, int]:

@@ -222,3 +222,15 @@ def test_a_terminal_sees_a_progress_bar_with_rate_and_eta(tmp_path: Path) -> Non
     assert "Traceback" not in screen
     assert "import: 100%" in screen and "300/300" in screen
     assert "event/s]" in screen and "<00:00" in screen  # rate and ETA
+
+
+def test_a_locomo_turn_observe_would_refuse_stops_the_import_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    data = json.loads(json.dumps(LOCOMO))
+    data[0]["conversation"]["session_2"][0]["text"] = "   "
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    (conv,) = load_locomo(path)
+    with pytest.raises(ImportFormatError, match=r"conversation conv-x turn D2:1: text"):
+        session_items(conv)

@@ -26,7 +26,7 @@ import trio
 from solace.cli.errors import CliError, Interrupted, guarded, unwrap
 from solace.cli.options import add_common, config_of, usable_home
 from solace.config import Config
-from solace.importing import ImportItem
+from solace.importing import ImportFormatError, ImportItem
 
 __all__ = ["register"]
 
@@ -71,7 +71,10 @@ def cmd_import_locomo(args: argparse.Namespace) -> int:
         if not conversations:
             raise CliError(f"no conversation {args.conversation!r} in {path} "
                            f"(it holds {', '.join(known)})")
-    batches = [batch for c in conversations for batch in session_items(c)]
+    try:
+        batches = [batch for c in conversations for batch in session_items(c)]
+    except ImportFormatError as exc:
+        raise ImportFormatError(f"{path}: {exc}") from None
     summary = [f"{c.sample_id}: {len(c.turns)} turns in {len(c.sessions)} sessions"
                for c in conversations]
     return _import(path, home, config, batches, summary, verbose=args.verbose)
