@@ -140,3 +140,10 @@ async def test_a_model_reply_in_memorys_voice_is_not_taken_as_memory() -> None:
     model = Model("From memory: book: The Nightingale.", "Try Dune.")
     assert await answer_with_memory(model, identity="x", message="Recommend a book.",
                                     facts={}) == ("Try Dune.", "retry")
+
+
+def test_a_reply_that_mixes_up_facts_is_grounded() -> None:
+    reply = "You have a name like Rex and Ada in your code!"
+    assert grounded_reply("What is my dog's name?", reply, FACTS) == (
+        "From memory: dog name: Rex.", True)
+    assert grounded_reply("Is my dog Rex or Ada?", "Rex, not Ada.", FACTS)[1] is False

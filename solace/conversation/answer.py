@@ -177,15 +177,21 @@ def grounded_reply(
     question: str, reply: str, facts: Mapping[str, Fact], lines: Sequence[str] = ()
 ) -> tuple[str, bool]:
     """``(reply, grounded)``: the model's reply if it holds what memory holds for a
-    question about the user (or the message is no such question, or memory holds
-    nothing for it); otherwise what memory holds, and True."""
+    question about the user and no other fact's value it was not asked about (or the
+    message is no such question, or memory holds nothing for it); otherwise what
+    memory holds, and True. ("Your dog is Rex and you are Ada" to "What is my dog's
+    name?" mixes facts up: it is grounded.)"""
     if not is_memory_question(question, facts):
         return reply, False
     found = find_grounding(question, facts, lines)
     if found is None:
         return reply, False
     if found.key:
-        if set(_words(found.value)) <= set(_words(reply)):
+        said = set(_words(reply))
+        others = [f.value for k, f in facts.items() if k != found.key
+                  and not set(_words(f.value)) & set(_words(question))]
+        confused = any(set(_words(v)) <= said for v in others if _words(v))
+        if set(_words(found.value)) <= said and not confused:
             return reply, False
         if found.key.endswith("name") and set(_words(found.value)) & set(_words(question)):
             label = found.key.replace("_name", "").replace("_", " ")
