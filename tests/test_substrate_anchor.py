@@ -254,6 +254,17 @@ def test_a_read_only_open_changes_no_file(tmp_path: Path) -> None:
     assert not (tmp_path / "missing").exists()
 
 
+def _wait_for(condition: Any, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.002)
+
+
+def _trailing(caplog: pytest.LogCaptureFixture) -> int:
+    return sum("it trails the log" in r.getMessage() for r in caplog.records)
+
+
 def test_an_anchor_that_cannot_be_written_trails_and_never_stops_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -274,14 +285,14 @@ def test_an_anchor_that_cannot_be_written_trails_and_never_stops_the_log(
         sub = open_substrate(tmp_path, KEY, fsync="always")  # opens on a full disk
         assert sub.last_id == 3
         assert sub.append("Main", "message", "while full", ts=4.0) == 4  # appends go on
-        time.sleep(0.05)
+        _wait_for(lambda: _trailing(caplog) == 1)  # the anchor thread tried and failed
         assert sub.append("Main", "message", "still full", ts=5.0) == 5
+        time.sleep(0.05)
     head = AnchorFile(tmp_path).read(ring)
     assert head is not None and head.last_id == 2  # the anchor trails: safe
     assert any("could not advance the anchor" in r.getMessage() and "entry 3" in
                r.getMessage() for r in caplog.records)  # the open's attempt
-    thread_warnings = [r for r in caplog.records if "it trails the log" in r.getMessage()]
-    assert len(thread_warnings) == 1  # the anchor thread's: once, not once per append
+    assert _trailing(caplog) == 1  # the anchor thread warns once, not once per append
     monkeypatch.undo()  # space comes back
     sub.append("Main", "message", "space back", ts=6.0)
     sub.close()
