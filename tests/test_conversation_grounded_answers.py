@@ -147,3 +147,17 @@ def test_a_reply_that_mixes_up_facts_is_grounded() -> None:
     assert grounded_reply("What is my dog's name?", reply, FACTS) == (
         "From memory: dog name: Rex.", True)
     assert grounded_reply("Is my dog Rex or Ada?", "Rex, not Ada.", FACTS)[1] is False
+
+
+async def test_a_fact_asked_for_again_is_answered_again_but_never_verbatim() -> None:
+    thread = _items(("user", "Where do I live?"), ("assistant", "From memory: lives in: Lisbon."),
+                    ("user", "Where do I live?"))
+    reply, how = await answer_with_memory(Model("Paris."), identity="x",
+                                          message="Where do I live?", facts=FACTS, thread=thread)
+    assert (reply, how) == ("From memory: lives in: Lisbon (as I said once before).", "grounded")
+
+
+async def test_a_reply_echoing_the_prompt_is_not_usable() -> None:
+    model = Model("What you know about the user:\n- name: Ada", "Hello Ada!")
+    assert await answer_with_memory(model, identity="x", message="Hi", facts=FACTS) == (
+        "Hello Ada!", "retry")

@@ -188,15 +188,16 @@ def grounded_reply(
         return reply, False
     if found.key:
         said = set(_words(reply))
+        asked = set(_words(question))
+        if set(_words(found.value)) & asked and not set(found.key.split("_")) & asked:
+            # "Who is Maria?": the answer is the key ("sister"), not the value
+            label = found.key.removesuffix("_name").replace("_", " ")
+            return (reply, False) if label in _norm(reply) else (found.text, True)
         others = [f.value for k, f in facts.items() if k != found.key
                   and not set(_words(f.value)) & set(_words(question))]
         confused = any(set(_words(v)) <= said for v in others if _words(v))
         if set(_words(found.value)) <= said and not confused:
             return reply, False
-        if found.key.endswith("name") and set(_words(found.value)) & set(_words(question)):
-            label = found.key.replace("_name", "").replace("_", " ")
-            if label in _norm(reply):
-                return reply, False
     return found.text, True
 
 
@@ -269,6 +270,18 @@ def chat_prompt(
     return messages
 
 
+_PROMPT_HEADERS = ("What you know about the user", "Relevant memories:", CHAT_RULES[:40])
+
+
+def _said_before(text: str, earlier: Sequence[str]) -> str:
+    """``text``, saying how often it was said before when it was (a fact asked for
+    again is answered again, but never as a verbatim repeat)."""
+    times = sum(1 for e in earlier if _norm(e).startswith(_norm(text)))
+    if times == 0:
+        return text
+    return f"{text.rstrip('.')} (as I said {'once' if times == 1 else f'{times} times'} before)."
+
+
 Complete = Callable[[list[ChatMessage], int, float], Awaitable[str]]
 How = Literal["model", "retry", "grounded", "noted", "stuck"]
 
@@ -310,6 +323,8 @@ async def answer_with_memory(
         text = tidy(raw)
         if text is None or text.startswith((GROUNDED_PREFIX, NOTED_PREFIX)):
             return None  # a model imitating memory's voice is not memory speaking
+        if any(header in text for header in _PROMPT_HEADERS):
+            return None  # the prompt echoed back
         return None if is_repeat(text, earlier) else text
 
     how: How = "model"
@@ -324,7 +339,7 @@ async def answer_with_memory(
     if grounded:
         text, used = grounded_reply(message, reply or "", facts, memory)
         if used:
-            return text, "grounded"
+            return _said_before(text, earlier), "grounded"
         noted = noted_reply(message, reply or "", facts)
         if noted is not None:
             return noted, "noted"
