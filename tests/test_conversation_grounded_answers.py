@@ -10,6 +10,7 @@ from solace.conversation.answer import (
     GROUNDED_PREFIX,
     answer_with_memory,
     chat_prompt,
+    echoes,
     find_grounding,
     grounded_reply,
     is_memory_question,
@@ -161,3 +162,13 @@ async def test_a_reply_echoing_the_prompt_is_not_usable() -> None:
     model = Model("What you know about the user:\n- name: Ada", "Hello Ada!")
     assert await answer_with_memory(model, identity="x", message="Hi", facts=FACTS) == (
         "Hello Ada!", "retry")
+
+
+async def test_a_reply_recycling_a_sentence_of_an_earlier_one_is_retried() -> None:
+    earlier = ["I'm glad to hear that! I'll make sure to remember your name and meet you."]
+    assert echoes("Nice! I'll make sure to remember your name and meet you.", earlier)
+    assert not echoes("I'll remember.", earlier)  # too short to be an echo
+    model = Model("Great! I'll make sure to remember your name and meet you.", "Octopuses "
+                  "have three hearts.")
+    assert await answer_with_memory(model, identity="x", message="A fun fact?", facts={},
+                                    earlier=earlier) == ("Octopuses have three hearts.", "retry")

@@ -38,6 +38,7 @@ __all__ = [
     "find_grounding",
     "grounded_reply",
     "is_memory_question",
+    "echoes",
     "is_repeat",
     "noted_reply",
 ]
@@ -90,6 +91,20 @@ def is_repeat(reply: str, earlier: Sequence[str]) -> bool:
     punctuation aside)."""
     key = _norm(reply)
     return bool(key) and any(key == _norm(e) for e in earlier)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+ECHO_WORDS = 6
+
+
+def echoes(reply: str, earlier: Sequence[str]) -> bool:
+    """True if a sentence of ``reply`` of at least :data:`ECHO_WORDS` words was said,
+    word for word, in one of ``earlier`` (a small model recycling its last reply:
+    "I'll make sure to remember your name, and I'd love ...")."""
+    said = {_norm(s) for e in earlier for s in _SENTENCE.split(e)}
+    return any(
+        len(_words(s)) >= ECHO_WORDS and _norm(s) in said for s in _SENTENCE.split(reply)
+    )
 
 
 def is_memory_question(text: str, facts: Mapping[str, Fact] | None = None) -> bool:
@@ -296,6 +311,7 @@ async def answer_with_memory(
     thread: Sequence[ThreadItem] = (),
     tidy: Callable[[str], str | None] = lambda raw: raw.strip() or None,
     grounded: bool = True,
+    earlier: Sequence[str] | None = None,
 ) -> tuple[str, How]:
     """Ask the model with :func:`chat_prompt`, then make sure the reply is usable.
 
@@ -306,43 +322,51 @@ async def answer_with_memory(
         identity, message, facts, memory, thread: as for :func:`chat_prompt`.
         tidy: cleans a raw reply (cuts loops); None means nothing usable.
         grounded: apply :func:`grounded_reply` (off: the model alone).
+        earlier: the replies already given (default: the assistant messages of
+            ``thread``); pass the whole session's so a topic change or a restart
+            does not hide them.
 
     Returns:
         ``(reply, how)``: ``model`` (first reply kept), ``retry`` (the first was empty,
-        degenerate or a verbatim repeat of an earlier reply in ``thread``; a second
-        one, asked without the earlier turns at a higher temperature, was kept),
+        degenerate, a verbatim repeat of an earlier reply or :func:`echoes` one; a
+        second one, asked without the earlier turns at a higher temperature and not
+        a verbatim repeat, was kept),
         ``grounded`` (what memory holds replaced a reply lacking it), ``noted``
         (the message stated facts memory now holds and the reply did not take them
         up: ``Noted: <key>: <value>.``), ``stuck`` (no usable, new reply: a reply
         naming the message, so it is never a repeat). A reply in memory's own voice
         (``From memory:``) from the model is not usable.
     """
-    earlier = [i.content for i in thread if i.kind == "message" and i.role == "assistant"]
+    if earlier is None:
+        earlier = [i.content for i in thread if i.kind == "message" and i.role == "assistant"]
+    said = list(earlier)
 
-    def usable(raw: str) -> str | None:
+    def usable(raw: str, *, strict: bool) -> str | None:
         text = tidy(raw)
         if text is None or text.startswith((GROUNDED_PREFIX, NOTED_PREFIX)):
             return None  # a model imitating memory's voice is not memory speaking
         if any(header in text for header in _PROMPT_HEADERS):
             return None  # the prompt echoed back
-        return None if is_repeat(text, earlier) else text
+        if is_repeat(text, said) or (strict and echoes(text, said)):
+            return None
+        return text
 
     how: How = "model"
     messages = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
                            thread=thread)
-    reply = usable(await complete(messages, REPLY_TOKENS, 0.0))
+    reply = usable(await complete(messages, REPLY_TOKENS, 0.0), strict=True)
     if reply is None:
         how = "retry"
         bare = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
                            thread=thread, exchanges=0)
-        reply = usable(await complete(bare, REPLY_TOKENS, RETRY_TEMPERATURE))
+        reply = usable(await complete(bare, REPLY_TOKENS, RETRY_TEMPERATURE), strict=False)
     if grounded:
         text, used = grounded_reply(message, reply or "", facts, memory)
         if used:
-            return _said_before(text, earlier), "grounded"
+            return _said_before(text, said), "grounded"
         noted = noted_reply(message, reply or "", facts)
         if noted is not None:
-            return noted, "noted"
+            return _said_before(noted, said), "noted"
     if reply is None:
         return f'I have no good answer to "{" ".join(message.split())[:120]}" yet.', "stuck"
     return reply, how
