@@ -22,6 +22,16 @@ pip install --quiet --upgrade pip wheel setuptools
 # torch's CPU build first: sentence-transformers would otherwise pull a multi-GB
 # CUDA build. 2.13.0 resolves to the CPU wheel on these machines.
 pip install --quiet "torch==2.13.0"
-# llama-cpp-python compiles llama.cpp (several minutes on two cores).
-CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" pip install --quiet -e ".[dev]"
+# llama-cpp-python compiles llama.cpp (several minutes on two cores). Built for the
+# machine's own CPU (GGML_NATIVE) it uses AMX / AVX-512 where the CPU lists them, and
+# its decode then segfaults on some of these VMs: build a portable AVX2 wheel, never
+# reuse a cached native one, and say so with a marker so a re-run skips the build.
+if [ ! -f "$VENV/.llama-portable" ] || ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+-DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    pip install --quiet --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==0.3.36"
+  touch "$VENV/.llama-portable"
+fi
+pip install --quiet -e ".[dev]"
 echo "$want" > "$stamp"
