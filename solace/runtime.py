@@ -13,7 +13,6 @@ are rebuilt from it.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -25,7 +24,8 @@ from typing import Any
 import numpy as np
 import trio
 
-from solace.actors.base import Actor
+from solace.actors.base import Actor, Message
+from solace.actors.context import ActorContext
 from solace.actors.main_actor import SYSTEM_PROMPT, MainActor, UserLine
 from solace.actors.mood import MoodActor
 from solace.actors.mouth import Mouth, Speech
@@ -36,22 +36,21 @@ from solace.actors.routing import (
     Annotation,
     annotation_attrs,
     perceive,
-    perceptions_for,
 )
 from solace.actors.session import MainSession
 from solace.actors.supervisor import Supervisor
 from solace.actors.timekeeper import TimeActor
+from solace.assembly import Models, build_models, build_retrievers, open_memories
 from solace.clock import Clock, WallClock, to_epoch
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.home import Home
-from solace.memory.candidates import Retriever
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
-from solace.offload import Offloader
-from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
-__all__ = ["FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime"]
+__all__ = [
+    "FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime", "start_actors",
+]
 
 log = logging.getLogger(__name__)
 
@@ -89,24 +88,30 @@ class Runtime:
         last_event_ts: time of the newest event not written by Time.
     """
 
-    def __init__(self, **parts: Any) -> None:
-        self.config: Config = parts["config"]
-        self.clock: Clock = parts["clock"]
-        self.home: Home = parts["home"]
-        self.substrate = parts["substrate"]
-        self.embedder = parts["embedder"]
-        self.tokenizer = parts["tokenizer"]
-        self.llm = parts["llm"]
-        self.guard = parts["guard"]
-        self.offloader: Offloader = parts["offloader"]
-        self.ladder = parts["ladder"]
-        self.memories: dict[str, Any] = parts["memories"]
+    def __init__(self, *, config: Config, clock: Clock, home: Home, substrate: Any,
+                 models: Models, memories: dict[str, Any]) -> None:
+        self.config = config
+        self.clock = clock
+        self.home = home
+        self.substrate = substrate
+        self.models = models
+        self.embedder = models.embedder
+        self.tokenizer = models.tokenizer
+        self.llm = models.llm
+        self.guard = models.guard
+        self.offloader = models.offloader
+        self.ladder = models.ladder
+        self.memories = memories
         self.conversations: Any = None
         self.session: MainSession | None = None
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
+        self.context = ActorContext(
+            config=config, clock=clock, observe=self.observe, recall=self.recall,
+            send=self.send, publish=self.publish, last_event_ts=lambda: self.last_event_ts,
+        )
 
     # -------------------------------------------------------------- actors
 
@@ -195,6 +200,15 @@ class Runtime:
             self._keep_vectors(records)
         return ids
 
+    async def send(self, agent: str, message: Message) -> None:
+        """Put ``message`` in ``agent``'s inbox (an actor's way to reach a peer)."""
+        await self.agent(agent).send(message)
+
+    async def deliver_all(self, events: Sequence[Any]) -> None:
+        """:meth:`deliver` each of ``events`` in order (the conversation layer's hook)."""
+        for event in events:
+            await self.deliver(event)
+
     async def deliver(self, event: Any, annotation: Annotation | None = None) -> None:
         """Give ``event`` to every agent that perceives it (one record each)."""
         for p in perceive(event, annotation):
@@ -239,24 +253,25 @@ class Runtime:
 
     async def recall(
         self,
-        asker: Actor,
+        asker: str,
         query: str,
         k: int,
         *,
         read_through: bool | None = None,
         tags: Sequence[str] = (),
     ) -> list[Hit]:
-        """See ``Actor.recall``."""
+        """See ``Actor.recall`` (``asker`` is the agent's name)."""
+        actor = self.agent(asker)
         if read_through is None:
             read_through = self.config.runtime.read_through
         vector = await self.embed_query(query)
         peers = (
-            [self.actors[a].retriever for a in ACTORS if a != asker.name]
+            [self.actors[a].retriever for a in ACTORS if a != actor.name]
             if read_through else []
         )
-        agent_cfg = asker.memory.config
+        agent_cfg = actor.memory.config
         return await recall(
-            asker.retriever, query, k, vector=vector, weights=asker.retrieval_weights,
+            actor.retriever, query, k, vector=vector, weights=actor.retrieval_weights,
             half_life_hours=agent_cfg.recency_half_life_hours, now=self.clock.now(),
             peers=peers, query_tags=tuple(tags),
         )
@@ -299,10 +314,15 @@ class Runtime:
             actor.memory.tune(budget_tokens=budget, weights=weights)
 
     def hyperfocus(self, on: bool) -> None:
-        """Enter or leave Supervisor's hyperfocus (bigger budget, Time paused)."""
+        """Enter or leave Supervisor's hyperfocus (bigger budget, Time's heartbeat paused)."""
         supervisor = self.agent("Supervisor")
-        assert isinstance(supervisor, Supervisor)
+        time_actor = self.agent("Time")
+        assert isinstance(supervisor, Supervisor) and isinstance(time_actor, TimeActor)
         supervisor.set_hyperfocus(on)
+        if on:
+            time_actor.pause()
+        else:
+            time_actor.resume()
 
     async def ask(self, text: str) -> Speech:
         """Send a user line to Main and wait for what Mouth says back."""
@@ -377,6 +397,11 @@ async def open_runtime(
 ) -> AsyncIterator[Runtime]:
     """Open a Solace runtime on ``home`` and run its five actors until the block exits.
 
+    Three steps, each its own function: build the models once
+    (:func:`~solace.assembly.build_models`), open the substrate and every memory
+    (:func:`~solace.assembly.open_memories`), then start the actors
+    (:func:`start_actors`).
+
     Args:
         home: the home directory (created if missing); see :class:`solace.home.Home`.
         config: None for the embedded defaults.
@@ -392,25 +417,13 @@ async def open_runtime(
     Guarantees: on exit (normal, error or cancellation) every memory is snapshotted
     and the substrate is closed (flushed) before this returns.
     """
-    from solace.conversation import open_conversations
-    from solace.memory.agent_memory import AgentMemory
-    from solace.memory.ladder import Ladder, rehydrate_text
-    from solace.models import Guard, GuardPolicy, build_embedder, build_llm, build_tokenizer
     from substrate import KeySource
     from substrate.aio import open_trio_substrate
 
     config = config if config is not None else Config()
     clock = clock if clock is not None else WallClock()
     where = Home.at(home, config)
-    offloader = Offloader(config.runtime.blocking_threads)
-    embedder = SharedEmbedder(build_embedder(config.models))
-    tokenizer = build_tokenizer(config.models)
-    llm = build_llm(config.models)
-    guard = Guard(GuardPolicy(keep_share=config.memory.guard_keep_share), tokenizer)
-    ladder = Ladder(
-        tokenizer=tokenizer, embedder=embedder, config=config.memory,
-        llm=llm if config.memory.compression == "llm" else None, guard=guard,
-    )
+    models = build_models(config)
     sub_cfg = config.substrate
     substrate = await open_trio_substrate(
         where.substrate_dir,
@@ -423,50 +436,11 @@ async def open_runtime(
     )
     memories: dict[str, Any] = {}
     try:
-        for name in ACTORS:
-            memories[name] = await AgentMemory.open(
-                name, config=config.agent(name), memory_config=config.memory,
-                directory=where.agent_dir(name), substrate=substrate, ladder=ladder,
-                embedder=embedder, tokenizer=tokenizer, offloader=offloader, clock=clock,
-                perceive=functools.partial(perceptions_for, name),
-            )
-        rt = Runtime(
-            config=config, clock=clock, home=where, substrate=substrate, embedder=embedder,
-            tokenizer=tokenizer, llm=llm, guard=guard, offloader=offloader, ladder=ladder,
-            memories=memories,
-        )
-        rt.conversations = await open_conversations(
-            substrate=substrate, config=config.conversation, llm=llm, embedder=embedder,
-            tokenizer=tokenizer, guard=guard, offloader=offloader, clock=clock,
-            working_memory=lambda: rt.session.working_memory if rt.session else "",
-        )
-        rt.session = MainSession(rt.conversations, rt, SYSTEM_PROMPT)
-        reader = EventReader(substrate, offloader)
-        for name in ACTORS:
-            retriever = Retriever(
-                memories[name], tokenizer=tokenizer, offloader=offloader, events=reader,
-                rehydrate=functools.partial(rehydrate_for, rehydrate_text, tokenizer,
-                                            config.memory),
-                inject_rung=config.runtime.inject_rung,
-                candidates=config.runtime.recall_candidates,
-                vectors=rt.event_vectors, embed=embedder.embed, unit_form=resolved_turn,
-            )
-            rt.actors[name] = _ACTOR_CLASSES[name](name, rt, memories[name], retriever)
-        if warm_up and config.memory.warmup_records:
-            for name in ACTORS:
-                if len(memories[name].longterm):
-                    await memories[name].warm_up(
-                        config.memory.warmup_records, config.memory.warmup_rung
-                    )
-        async with trio.open_nursery() as nursery:
-            for name in ACTORS:
-                await nursery.start(rt.actors[name].run)
-            await nursery.start(rt.conversations.run)
-            nursery.start_soon(rt._status_loop)
-            try:
-                yield rt
-            finally:
-                nursery.cancel_scope.cancel()
+        await open_memories(memories, where, config, models, substrate, clock)
+        rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
+                     models=models, memories=memories)
+        async with start_actors(rt, warm_up=warm_up):
+            yield rt
     finally:
         with trio.CancelScope(shield=True):
             try:
@@ -476,10 +450,49 @@ async def open_runtime(
                 await substrate.aclose()
 
 
+@asynccontextmanager
+async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[None]:
+    """Open the conversation layer, build the five actors on ``rt``'s narrow context,
+    warm them up, and run them (with the layer's timers) until the block exits."""
+    from solace.conversation import open_conversations
+
+    config, models = rt.config, rt.models
+    rt.conversations = await open_conversations(
+        substrate=rt.substrate, config=config.conversation, llm=models.llm,
+        embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,
+        offloader=models.offloader, clock=rt.clock,
+        working_memory=lambda: rt.session.working_memory if rt.session else "",
+        on_appended=rt.deliver_all,
+    )
+    rt.session = MainSession(rt.conversations, SYSTEM_PROMPT)
+    retrievers = build_retrievers(rt.memories, config, models, rt.substrate, rt.event_vectors)
+    for name in ACTORS:
+        extra: dict[str, Any] = {}
+        if name == "Main":
+            extra = {"llm": models.llm, "offloader": models.offloader, "session": rt.session}
+        rt.actors[name] = _ACTOR_CLASSES[name](
+            name, rt.context, rt.memories[name], retrievers[name], **extra
+        )
+    if warm_up and config.memory.warmup_records:
+        for name in ACTORS:
+            if len(rt.memories[name].longterm):
+                await rt.memories[name].warm_up(
+                    config.memory.warmup_records, config.memory.warmup_rung
+                )
+    async with trio.open_nursery() as nursery:
+        for name in ACTORS:
+            await nursery.start(rt.actors[name].run)
+        await nursery.start(rt.conversations.run)
+        nursery.start_soon(rt._status_loop)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()
+
+
 def extra_kinds(config: Config) -> tuple[str, ...]:
     """Every event kind the runtime's substrate must accept beyond the built-in eight."""
     from solace.conversation.events import CONVERSATION_KINDS
 
     kinds = [*config.substrate.extra_kinds, FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS]
     return tuple(dict.fromkeys(kinds))
-

@@ -45,7 +45,7 @@ async def test_mouth_filters_narration_and_credentials_out_of_speech(
 ) -> None:
     secret = "sk-proj-abcdefghijklmnopqrstuvwx1234"
     async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
-        rt.llm = ScriptedLLM(
+        rt.agent("Main").llm = ScriptedLLM(
             f"Your cat is called Biscuit.\nThought: the user forgets things\nKey: {secret}"
         )
         speech = await rt.ask("What is my cat called?")
@@ -66,7 +66,7 @@ async def test_a_draft_with_nothing_sayable_produces_no_speech_event(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
-        rt.llm = ScriptedLLM("<think>they want the password</think>password: hunter2")
+        rt.agent("Main").llm = ScriptedLLM("<think>they want the password</think>password: hunter2")
         speech = await rt.ask("what's the password?")
         assert speech.text == "" and speech.entry_id is None
         assert await rt.substrate.scan(kind="speech") == []
@@ -82,11 +82,11 @@ async def test_main_builds_its_prompt_from_its_memory_and_falls_back_without_llm
         assert fallback.text.startswith("I can't reach my language model right now")
         assert "Lisbon" in fallback.text  # the deterministic reply quotes what it recalled
         llm = ScriptedLLM("Ana lives in Lisbon.")
-        rt.llm = llm
+        rt.agent("Main").llm = llm
         answer = await rt.ask("Where does Ana live?")
         assert answer.text == "Ana lives in Lisbon."
         prompt = "\n".join(m["content"] for m in llm.prompts[0])
-        assert "My sister Ana lives in Lisbon." in prompt
+        assert "sister Ana lives in Lisbon." in prompt  # raw, or faded with "My" resolved
 
 
 def test_tidy_reply_cuts_loops_and_refuses_non_answers() -> None:
@@ -103,7 +103,7 @@ async def test_a_degenerate_llm_reply_gives_the_fallback_answer(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
-        rt.llm = ScriptedLLM("A:\n\nA:\n\nA:\n\nA:")
+        rt.agent("Main").llm = ScriptedLLM("A:\n\nA:\n\nA:\n\nA:")
         speech = await rt.ask("hello?")
         assert speech.text.startswith("I can't reach my language model right now")
         assert rt.agent("Main").stats()["llm_failures"] == 1

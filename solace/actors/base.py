@@ -19,17 +19,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
+from solace.actors.context import ActorContext
 from solace.config import RetrievalWeights
 from solace.memory.candidates import Retriever
 from solace.memory.record import Hit
 from solace.memory.rehydration import ReasoningStep, open_reasoning_step
-
-if TYPE_CHECKING:
-    from solace.runtime import Runtime
 
 __all__ = ["Actor", "Message"]
 
@@ -48,17 +46,17 @@ class Actor:
 
     Args:
         name: the agent name ("Main", ...).
-        runtime: the runtime that owns it (substrate, models, clock, peers).
+        ctx: what it may reach outside itself (observe, recall, peers, clock, publish).
         memory: its ``AgentMemory``.
         retriever: its side of retrieval.
     """
 
-    def __init__(self, name: str, runtime: Runtime, memory: Any, retriever: Retriever) -> None:
+    def __init__(self, name: str, ctx: ActorContext, memory: Any, retriever: Retriever) -> None:
         self.name = name
-        self.runtime = runtime
+        self.ctx = ctx
         self.memory = memory
         self.retriever = retriever
-        self.retrieval_weights: RetrievalWeights = runtime.config.agent(name).retrieval
+        self.retrieval_weights: RetrievalWeights = ctx.config.agent(name).retrieval
         self._send, self._receive = trio.open_memory_channel[Message](INBOX_SIZE)
         self.handled = 0
 
@@ -119,7 +117,7 @@ class Actor:
         Returns:
             The event's entry id.
         """
-        return await self.runtime.observe(
+        return await self.ctx.observe(
             text, author=speaker or self.name, kind=kind, at=at, attrs=attrs,
             emotional_weight=emotional_weight, tags=tuple(tags),
         )
@@ -140,7 +138,7 @@ class Actor:
         too, attributed by ``Hit.owner``; their private drafts never are. Recall
         does not change memory (see :meth:`reasoning_step` for that).
         """
-        return await self.runtime.recall(self, query, k, read_through=read_through, tags=tags)
+        return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)
 
     @asynccontextmanager
     async def reasoning_step(
@@ -161,9 +159,9 @@ class Actor:
             hits,
             memory=self.memory,
             retriever=self.retriever,
-            threshold=self.runtime.config.memory.rehydrate_threshold,
-            cue_rung=self.runtime.config.runtime.cue_rung,
-            clock=self.runtime.clock,
+            threshold=self.ctx.config.memory.rehydrate_threshold,
+            cue_rung=self.ctx.config.runtime.cue_rung,
+            clock=self.ctx.clock,
         ) as step:
             yield step
 

@@ -5,7 +5,9 @@ over its memory; long-term hits above the threshold come back as cues), asks the
 LLM, marks the cues its answer drew on, writes the answer as a private ``draft`` and
 hands it to Mouth, who decides what is said. When the conversation layer is wired
 in, the message goes through Main's session (recorded in its active topic, the
-context stack built around it, its tools dispatched) instead of a bare ``observe``.
+context stack built around it, its tools dispatched) instead of a bare ``observe``,
+and only what Mouth said enters the thread: a draft's narration or a key Mouth
+redacts never reaches the next turn's context or a topic summary.
 
 Memory never depends on the model (DESIGN.md, "Models"): if the LLM is missing or
 fails, Main still answers, with a deterministic reply built from what it recalled,
@@ -24,6 +26,7 @@ import trio
 
 from solace.actors.base import Actor, Message
 from solace.actors.mouth import DraftMessage, Speech
+from solace.actors.session import MainSession
 from solace.memory.record import Hit
 from solace.models.llm import ChatMessage, ModelError
 
@@ -121,10 +124,19 @@ def fallback_reply(text: str, memories: Sequence[Hit], reason: str) -> str:
 
 
 class MainActor(Actor):
-    """The Main actor. Counters: ``answered``, ``llm_failures``."""
+    """The Main actor. Counters: ``answered``, ``llm_failures``.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    Args (beyond :class:`Actor`'s):
+        llm: the chat model. offloader: runs its blocking calls off the loop.
+        session: Main's session of the conversation layer, or None without it.
+    """
+
+    def __init__(self, *args: Any, llm: Any, offloader: Any,
+                 session: MainSession | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.llm = llm
+        self.offloader = offloader
+        self.session = session
         self.answered = 0
         self.llm_failures = 0
         self.last_failure: str | None = None
@@ -137,8 +149,7 @@ class MainActor(Actor):
 
     async def answer(self, text: str, reply: trio.MemorySendChannel[Speech] | None) -> int:
         """Answer one user line; returns the draft's entry id (the speech follows via Mouth)."""
-        runtime = self.runtime
-        session = runtime.session
+        session = self.session
         if session is not None:
             entry_id = await session.record_user(text)
         else:
@@ -150,8 +161,8 @@ class MainActor(Actor):
             else:
                 messages = self.prompt(text, memories)
             try:
-                raw = await runtime.offloader.run(
-                    runtime.llm.complete, messages, max_tokens=REPLY_TOKENS
+                raw = await self.offloader.run(
+                    self.llm.complete, messages, max_tokens=REPLY_TOKENS
                 )
                 answer = tidy_reply(raw)
                 if answer is None:
@@ -167,10 +178,23 @@ class MainActor(Actor):
             step.detect_use(answer)
         if session is not None:
             answer = await session.dispatch(answer)
-            await session.record_reply(answer)
         draft_id = await self.observe(answer, kind="draft")
         self.answered += 1
-        await runtime.actor("Mouth").send(DraftMessage(answer, draft_id, reply))
+        if session is None:
+            await self.ctx.send("Mouth", DraftMessage(answer, draft_id, reply))
+            return draft_id
+        # Only what Mouth says enters the thread: wait for it, record it, pass it on.
+        send, receive = trio.open_memory_channel[Speech](1)
+        async with receive:
+            await self.ctx.send("Mouth", DraftMessage(answer, draft_id, send))
+            speech = await receive.receive()
+        if speech.text:
+            await session.record_reply(speech.text)
+        if reply is not None:
+            try:
+                await reply.send(speech)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # the asker stopped waiting; the speech is recorded all the same
         return draft_id
 
     def prompt(self, text: str, memories: Sequence[Hit]) -> list[ChatMessage]:

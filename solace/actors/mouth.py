@@ -71,7 +71,7 @@ class Mouth(Actor):
             self.spoken += 1
         speech = Speech(spoken.text, entry_id, message.draft_id, spoken.dropped_narration,
                         spoken.dropped_credentials)
-        await self.runtime.publish(speech)
+        await self.ctx.publish(speech)
         if message.reply is not None:
             try:
                 await message.reply.send(speech)

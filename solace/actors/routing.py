@@ -14,14 +14,22 @@ actors write (drafts, reflections, speech, Time's cues). The one exception is th
 conversation layer, which logs a session's messages under the agent's name with a
 ``role`` attribute: ``role = "user"`` makes the speaker ``"user"``, and
 ``role = "assistant"`` messages are perceived by nobody (Mouth's ``speech`` event is
-the record of what was said). Events with empty content are perceived by nobody.
+the record of what was said). The conversation layer's durable facts are perceived
+by nobody either: they live in its projection and the context stack's persistent
+layer, and a record of one would outlive its ``$unset``. Events with empty content
+are perceived by nobody.
+
+The live runtime and a rebuild call the same :func:`perceive` on every event they
+see: the runtime delivers what ``observe`` appends and every batch the conversation
+layer appends (its ``on_appended`` hook), so live and rebuilt tiers agree.
 
 Routing table (``route``):
 
 ==================================  ==============================================
 event                               perceived by
 ==================================  ==============================================
-``message`` / ``fact``              Supervisor, Main (+ Mood when it is emotional)
+``message`` / ``fact``              Supervisor, Main (+ Mood when it is emotional);
+                                    a conversation-layer ``fact``: nobody
 ``speech`` (written by Mouth only)  Supervisor, Main, Mouth
 ``draft``                           its author only, as a private record
 ``reflection`` / ``tool_*``         its author when an actor (else Main)
@@ -48,6 +56,7 @@ from dataclasses import dataclass
 from solace.actors.affect import score_affect
 
 # The fields of ``substrate.Event`` that routing reads; one protocol for the package.
+from solace.conversation.events import LAYER as CONVERSATION_LAYER
 from solace.conversation.events import LoggedEvent as EventLike
 
 __all__ = [
@@ -113,6 +122,8 @@ def route(event: EventLike) -> tuple[str, ...]:
         agents = set()  # nothing to remember (e.g. a fact's $unset)
     elif kind == "message" and event.attrs.get("role") == "assistant":
         agents = set()  # Main's reply as logged in its topic: Mouth's speech event is the record
+    elif kind == "fact" and event.attrs.get("layer") == CONVERSATION_LAYER:
+        agents = set()  # a durable fact: its projection holds it, and forgets it on $unset
     elif kind in ("message", "fact"):
         agents = set(_NARRATIVE)
         if score_affect(event.content).weight >= MOOD_RECORD_WEIGHT:

@@ -2,11 +2,12 @@
 
 When the runtime has the conversation layer, Main's user lines go through one
 session of it (scope ``DEFAULT_SCOPE``, opened on the first line of a process):
-the message is recorded in the active topic (and delivered to the agents that
-perceive it, like any event), the context stack is built around it with what Main
-recalled as its working memory, a built-in tool call in the reply is dispatched, and
-the reply is recorded in the thread. The REPL's conversation commands (``/topics``,
-``/promote ID`` ...) run against the same session.
+the message is recorded in the active topic (the conversation layer hands every
+batch it appends to the runtime, which delivers it to the agents that perceive it,
+like any event), the context stack is built around it with what Main recalled as
+its working memory, a built-in tool call in the reply is dispatched, and what Mouth
+said aloud (never Main's draft) is recorded in the thread. The REPL's conversation
+commands (``/topics``, ``/promote ID`` ...) run against the same session.
 """
 
 from __future__ import annotations
@@ -44,13 +45,11 @@ class MainSession:
 
     Args:
         conversations: the runtime's ``Conversations``.
-        runtime: the runtime (to deliver recorded messages to the agents).
         identity: the SOUL text placed first in the context stack.
     """
 
-    def __init__(self, conversations: Any, runtime: Any, identity: str) -> None:
+    def __init__(self, conversations: Any, identity: str) -> None:
         self.conversations = conversations
-        self.runtime = runtime
         self.identity = identity
         self.session_id: str | None = None
         self.working_memory = ""  # what Main recalled for the current turn
@@ -66,10 +65,9 @@ class MainSession:
         return self.session_id
 
     async def record_user(self, text: str) -> int:
-        """Record a user line in the active topic and deliver it; returns its entry id."""
+        """Record a user line in the active topic (delivered to the agents by the
+        runtime's hook on the conversation layer); returns its entry id."""
         item = await self.conversations.add_message(await self.session(), "user", text)
-        event = await self.runtime.substrate.get(item.entry_id)
-        await self.runtime.deliver(event)
         return int(item.entry_id)
 
     async def context(self, memory_text: str) -> list[ChatMessage]:
@@ -102,7 +100,8 @@ class MainSession:
         return str(outcome.content)
 
     async def record_reply(self, text: str) -> None:
-        """Record Main's reply in the thread (Mouth's speech event is what agents perceive)."""
+        """Record what Mouth said in the thread (its ``speech`` event is what agents
+        perceive; this copy is the thread's). Never called with a raw draft."""
         await self.conversations.add_message(await self.session(), "assistant", text)
 
     async def command(self, line: str) -> str | None:

@@ -4,8 +4,9 @@ Supervisor perceives every message and every utterance (see
 :mod:`solace.actors.routing`) and keeps them sharp longest: forgetting context is
 more expensive for it than holding it. Hyperfocus ("seven layers deep ... I need to
 surface") temporarily multiplies its working budget by
-``runtime.hyperfocus_factor`` and pauses Time's heartbeat; leaving hyperfocus
-restores the budget it had before and resumes the heartbeat.
+``runtime.hyperfocus_factor``; leaving hyperfocus restores the budget it had before.
+Pausing Time's heartbeat meanwhile is the runtime's part (``Runtime.hyperfocus``):
+an actor never reaches into a peer.
 """
 
 from __future__ import annotations
@@ -31,23 +32,19 @@ class Supervisor(Actor):
         """Enter or leave hyperfocus; idempotent.
 
         Entering multiplies the working budget by ``runtime.hyperfocus_factor`` (the
-        retune wakes the fade coroutine) and pauses Time; leaving restores the budget
-        Supervisor had when it entered (a retune made during hyperfocus is undone)
-        and resumes Time.
+        retune wakes the fade coroutine); leaving restores the budget Supervisor had
+        when it entered (a retune made during hyperfocus is undone).
         """
         if on == self.hyperfocus:
             return
-        time_actor = self.runtime.actor("Time")
         if on:
             self._budget_before = int(self.memory.config.budget_tokens)
-            factor = self.runtime.config.runtime.hyperfocus_factor
+            factor = self.ctx.config.runtime.hyperfocus_factor
             self.memory.tune(budget_tokens=int(self._budget_before * factor))
-            time_actor.pause()  # type: ignore[attr-defined]
         else:
             assert self._budget_before is not None
             self.memory.tune(budget_tokens=self._budget_before)
             self._budget_before = None
-            time_actor.resume()  # type: ignore[attr-defined]
         self.hyperfocus = on
         log.info("Supervisor: hyperfocus %s (budget %d tokens)", "on" if on else "off",
                  self.memory.config.budget_tokens)

@@ -57,7 +57,7 @@ class TimeActor(Actor):
         self.paused = False
 
     async def _heartbeat(self) -> None:
-        interval = self.runtime.config.runtime.time_heartbeat_seconds
+        interval = self.ctx.config.runtime.time_heartbeat_seconds
         while True:
             await trio.sleep(interval)
             if self.paused:
@@ -67,8 +67,8 @@ class TimeActor(Actor):
 
     async def beat(self) -> int:
         """Write one cue now; returns its entry id."""
-        now = self.runtime.clock.now()
-        entry_id = await self.observe(format_cue(now, self.runtime.last_event_ts), kind="cue")
+        now = self.ctx.clock.now()
+        entry_id = await self.observe(format_cue(now, self.ctx.last_event_ts()), kind="cue")
         self.beats += 1
         return entry_id
 

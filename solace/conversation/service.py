@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -58,17 +58,20 @@ async def open_conversations(
     offloader: Offloader,
     clock: Clock,
     working_memory: Callable[[], str] | None = None,
+    on_appended: Callable[[Sequence[Appended]], Awaitable[None]] | None = None,
 ) -> Conversations:
     """Open the conversation layer over ``substrate`` (a ``substrate.aio`` wrapper
     opened with ``extra_kinds`` including :data:`CONVERSATION_KINDS`).
 
     The projection is rebuilt from the substrate before this returns. Start
     :meth:`Conversations.run` in a nursery for evaluations and debounce timers.
+    ``on_appended`` receives every batch this layer appends, after it is folded in:
+    the runtime delivers it to the agents with the same routing a rebuild replays.
     """
     conv = Conversations(
         store=EventStore(substrate), config=config, llm=llm, embedder=embedder,
         tokenizer=tokenizer, guard=guard, offloader=offloader, clock=clock,
-        working_memory=working_memory,
+        working_memory=working_memory, on_appended=on_appended,
     )
     await conv.rebuild()
     return conv
@@ -89,8 +92,10 @@ class Conversations:
         offloader: Offloader,
         clock: Clock,
         working_memory: Callable[[], str] | None = None,
+        on_appended: Callable[[Sequence[Appended]], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
+        self.on_appended = on_appended
         self.config = config
         self.tokenizer = tokenizer
         self.offloader = offloader
@@ -146,7 +151,9 @@ class Conversations:
                 scope = self.projection.apply(event)
                 if scope is not None:
                     self.memory_cache.invalidate(scope)
-            return appended
+        if self.on_appended is not None:
+            await self.on_appended(appended)
+        return appended
 
     def _new_topic_id(self) -> str:
         return f"t{self.projection.max_topic_no + 1}"

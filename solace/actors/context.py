@@ -1,0 +1,80 @@
+"""What an actor may do outside itself: the narrow context the runtime hands it.
+
+An actor never holds the runtime. It gets an :class:`ActorContext`: append an event
+(``observe``), recall over the tiers (``recall``), send a message to a peer's inbox
+(``send``), hand speech to listeners (``publish``), read the clock and the config,
+and the time of the newest event not written by Time. The runtime builds one per
+process; tests can build one from plain functions. So the dependency runs one way:
+the runtime imports the actors, never the reverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from solace.clock import Clock
+from solace.config import Config
+from solace.memory.record import Hit
+
+if TYPE_CHECKING:
+    from solace.actors.base import Message
+    from solace.actors.mouth import Speech
+
+__all__ = ["ActorContext", "Observe", "Recall"]
+
+
+class Observe(Protocol):
+    """Append one event and deliver it to every agent that perceives it; its id."""
+
+    def __call__(
+        self,
+        text: str,
+        *,
+        author: str,
+        kind: str = ...,
+        at: float | datetime | None = ...,
+        attrs: Mapping[str, str] | None = ...,
+        emotional_weight: float | None = ...,
+        tags: tuple[str, ...] = ...,
+    ) -> Awaitable[int]: ...
+
+
+class Recall(Protocol):
+    """The ``k`` best hits for ``query`` from agent ``asker``'s point of view."""
+
+    def __call__(
+        self,
+        asker: str,
+        query: str,
+        k: int,
+        *,
+        read_through: bool | None = ...,
+        tags: Sequence[str] = ...,
+    ) -> Awaitable[list[Hit]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ActorContext:
+    """Everything an actor may reach outside itself.
+
+    Attributes:
+        config: the runtime's config (read-only).
+        clock: the runtime's clock.
+        observe: append and deliver an event (validated by the runtime).
+        recall: recall from an agent's point of view.
+        send: put a message in a peer's inbox (``send("Mouth", draft)``); raises
+            ``KeyError`` naming the known agents for an unknown peer.
+        publish: hand a :class:`~solace.actors.mouth.Speech` to every listener.
+        last_event_ts: the time of the newest event not written by Time (None before any).
+    """
+
+    config: Config
+    clock: Clock
+    observe: Observe
+    recall: Recall
+    send: Callable[[str, Message], Awaitable[None]]
+    publish: Callable[[Speech], Awaitable[None]]
+    last_event_ts: Callable[[], float | None]

@@ -1,0 +1,299 @@
+"""The application API: every call a surface (CLI, REPL, HTTP, MCP) makes of Solace.
+
+One object over a running :class:`~solace.runtime.Runtime`: a chat turn, observe,
+recall, topics and curation, durable facts, notes, inspect and stats, and seed 000's
+exit triggers. Surfaces translate their own input into these calls and the returned
+views into their own output; none of them reaches into the runtime. Views are frozen
+dataclasses of plain values, so a surface can turn one into JSON with
+:func:`dataclasses.asdict`.
+
+Errors: bad arguments raise :class:`AppError` subclasses whose message names the bad
+value; nothing is written when a call is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from solace.actors.routing import ACTORS, speaker_of
+from solace.conversation import DEFAULT_SCOPE
+from solace.conversation.model import EXIT_TRIGGERS, Scope, Trigger
+from solace.memory.record import Hit
+from solace.runtime import Runtime
+
+__all__ = [
+    "AppError",
+    "ChatReply",
+    "FactView",
+    "NotFoundError",
+    "RecallHit",
+    "Solace",
+    "TopicView",
+    "UnknownAgentError",
+]
+
+CURATIONS = ("promote", "demote", "deprecate", "undeprecate")
+
+
+class AppError(ValueError):
+    """A call to the application API was refused; the message names what was wrong."""
+
+
+class UnknownAgentError(AppError):
+    """An agent name that is not one of the five actors."""
+
+
+class NotFoundError(AppError):
+    """A topic, session or fact that does not exist (in this scope)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """What a chat turn said aloud: ``text`` ("" when Mouth found nothing sayable)."""
+
+    text: str
+    entry_id: int | None
+    draft_id: int | None
+    redacted_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """One recall hit with what a person needs to cite it.
+
+    Attributes:
+        text: the record's text as it would be injected.
+        agent / owner: whose memory it is (``owner`` set for read-through hits).
+        tier, rung: where it sits on the ladder (0 raw ... 3 embedding + tags).
+        score, relevance, lexical, recency, emotion, tags: the composite score and its parts.
+        entry_ids: the substrate events it stands for (``solace substrate dump`` shows them).
+        date: ISO date-time (UTC) of the newest event it stands for.
+        speakers: who said the events, in order of first appearance.
+        dia_ids: the events' ``dia_id`` attributes, where they have one.
+    """
+
+    text: str
+    agent: str
+    owner: str | None
+    tier: str
+    rung: int
+    score: float
+    relevance: float
+    lexical: float
+    recency: float
+    emotion: float
+    tags: float
+    tokens: int
+    entry_ids: tuple[int, ...]
+    date: str
+    speakers: tuple[str, ...]
+    dia_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicView:
+    """A topic as a person reads it (seed 000's tri-state is ``state``)."""
+
+    topic_id: str
+    session_id: str
+    title: str
+    summary: str
+    state: str
+    active: bool
+    keep_in_memory_manually_set: bool
+    deprecated_manually_set: bool
+    messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class FactView:
+    """A durable fact: ``key`` = ``value``."""
+
+    key: str
+    value: str
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
+
+
+class Solace:
+    """The application API over one running runtime.
+
+    Args:
+        runtime: an open runtime (``async with open_runtime(home) as rt``).
+        scope: the conversation scope the topic, fact and note calls act on.
+    """
+
+    def __init__(self, runtime: Runtime, scope: Scope = DEFAULT_SCOPE) -> None:
+        self.runtime = runtime
+        self.scope = scope
+
+    # -- talking and remembering ---------------------------------------------------
+
+    async def chat(self, text: str) -> ChatReply:
+        """One chat turn with memory: Main answers, Mouth says what may be said."""
+        if not text.strip():
+            raise AppError("a chat message needs some text")
+        speech = await self.runtime.ask(text)
+        return ChatReply(
+            speech.text, speech.entry_id, speech.draft_id,
+            speech.dropped_narration + speech.dropped_credentials,
+        )
+
+    async def observe(
+        self,
+        text: str,
+        *,
+        speaker: str,
+        kind: str = "message",
+        at: float | datetime | None = None,
+        attrs: Mapping[str, str] | None = None,
+        emotional_weight: float | None = None,
+        tags: Sequence[str] = (),
+    ) -> int:
+        """Append one event and deliver it to the agents that perceive it; its entry id."""
+        return await self.runtime.observe(
+            text, author=speaker, kind=kind, at=at, attrs=attrs,
+            emotional_weight=emotional_weight, tags=tuple(tags),
+        )
+
+    async def recall(
+        self, query: str, *, agent: str = "Main", k: int = 10, tags: Sequence[str] = (),
+    ) -> list[RecallHit]:
+        """The ``k`` best hits for ``query`` from ``agent``'s point of view, best first."""
+        self._agent(agent)
+        if not query.strip():
+            raise AppError("a recall query needs some text")
+        if not 1 <= k <= 1000:
+            raise AppError(f"k must be within 1..1000, got {k!r}")
+        hits = await self.runtime.recall(agent, query, k, tags=tuple(tags))
+        return [await self._cite(hit) for hit in hits]
+
+    async def _cite(self, hit: Hit) -> RecallHit:
+        events = [await self.runtime.substrate.get(e) for e in hit.entry_ids]
+        speakers = tuple(dict.fromkeys(speaker_of(e) for e in events))
+        dia_ids = tuple(e.attrs["dia_id"] for e in events if "dia_id" in e.attrs)
+        newest = max((e.ts for e in events), default=0.0)
+        p = hit.parts
+        return RecallHit(
+            hit.text, hit.agent, hit.owner, str(getattr(hit.tier, "value", hit.tier)),
+            hit.rung, hit.score, p.relevance, p.lexical, p.recency, p.emotion, p.tags,
+            hit.tokens, hit.entry_ids, _iso(newest), speakers, dia_ids,
+        )
+
+    # -- topics and curation ---------------------------------------------------------
+
+    def topics(self) -> list[TopicView]:
+        """The scope's topics, oldest first, with the active one marked."""
+        conv = self._conversations()
+        active = {s.active_topic_id for s in conv.sessions(self.scope)}
+        return [self._topic_view(t, t.topic_id in active) for t in conv.topics_of(self.scope)]
+
+    async def curate(self, topic_id: str, action: str) -> TopicView:
+        """The user's curation move (``promote``, ``demote``, ``deprecate``, ``undeprecate``)."""
+        if action not in CURATIONS:
+            raise AppError(f"unknown curation {action!r} (one of {', '.join(CURATIONS)})")
+        conv = self._conversations()
+        self._topic(topic_id)
+        topic = await conv.curate(topic_id, action)
+        active = {s.active_topic_id for s in conv.sessions(self.scope)}
+        return self._topic_view(topic, topic.topic_id in active)
+
+    async def evaluate(self, session_id: str, trigger: Trigger = "manual") -> None:
+        """Seed 000's evaluation: exit triggers are debounced, ``manual`` runs now."""
+        conv = self._conversations()
+        if session_id not in {s.session_id for s in conv.sessions(self.scope)}:
+            raise NotFoundError(f"unknown session {session_id!r} for scope {self.scope.key}")
+        if trigger in EXIT_TRIGGERS:
+            conv.exit_trigger(session_id, trigger)
+        elif trigger == "manual":
+            await conv.evaluate_now(session_id, trigger)
+        else:
+            raise AppError(f"unknown trigger {trigger!r} (manual or one of "
+                           f"{', '.join(EXIT_TRIGGERS)})")
+
+    # -- durable facts and notes -----------------------------------------------------
+
+    def facts(self) -> list[FactView]:
+        """The scope's durable facts, by key."""
+        known = self._conversations().facts(self.scope)
+        return [FactView(k, str(known[k].value)) for k in sorted(known)]
+
+    async def set_fact(self, key: str, value: str) -> FactView:
+        """Create or replace the durable fact ``key``."""
+        fact = await self._conversations().set_fact(self.scope, key, value)
+        return FactView(fact.key, str(fact.value))
+
+    async def unset_fact(self, key: str) -> None:
+        """Delete the durable fact ``key``; :class:`NotFoundError` if there is none."""
+        conv = self._conversations()
+        if key not in conv.facts(self.scope):
+            raise NotFoundError(f"no durable fact {key!r} for scope {self.scope.key}")
+        await conv.unset_fact(self.scope, key)
+
+    def notes(self, topic_id: str) -> str:
+        """The topic's active notes document ("" when it has none)."""
+        self._topic(topic_id)
+        return str(self._conversations().notes(topic_id).active)
+
+    async def add_note(self, topic_id: str, text: str) -> str:
+        """Append ``text`` to the topic's notes; the active notes as they now read."""
+        if not text.strip():
+            raise AppError("a note needs some text")
+        self._topic(topic_id)
+        return str((await self._conversations().append_notes(topic_id, text)).active)
+
+    # -- looking inside --------------------------------------------------------------
+
+    def inspect(self, agent: str | None = None) -> dict[str, dict[str, object]]:
+        """Per-agent stats (tiers, rungs, budgets, counters)."""
+        if agent is not None:
+            self._agent(agent)
+        return self.runtime.inspect(agent)
+
+    def stats(self) -> dict[str, Any]:
+        """Process-wide numbers: events in the substrate and per-agent record counts."""
+        rt = self.runtime
+        return {
+            "events": rt.substrate.last_id,
+            "agents": {
+                name: {"working": len(m.working), "longterm": len(m.longterm),
+                       "working_tokens": m.working.total_tokens,
+                       "budget_tokens": m.working.budget_tokens}
+                for name, m in rt.memories.items()
+            },
+        }
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _agent(self, name: str) -> None:
+        if name not in ACTORS:
+            raise UnknownAgentError(f"unknown agent {name!r} (agents are {', '.join(ACTORS)})")
+
+    def _conversations(self) -> Any:
+        conv = self.runtime.conversations
+        if conv is None:
+            raise AppError("this runtime has no conversation layer")
+        return conv
+
+    def _topic(self, topic_id: str) -> Any:
+        conv = self._conversations()
+        try:
+            topic = conv.topic(topic_id)
+        except LookupError:
+            topic = None
+        if topic is None or topic.scope != self.scope:
+            raise NotFoundError(f"unknown topic {topic_id!r} for scope {self.scope.key}")
+        return topic
+
+    @staticmethod
+    def _topic_view(topic: Any, active: bool) -> TopicView:
+        return TopicView(
+            topic.topic_id, topic.session_id, topic.label, topic.summary, topic.state.value,
+            active, topic.keep_in_memory_manually_set, topic.deprecated_manually_set,
+            topic.message_count,
+        )
