@@ -52,6 +52,7 @@ from test_memory_support import LINES, Env, state_of  # noqa: E402
 from solace.config import AgentConfig, MemoryConfig  # noqa: E402
 from solace.memory.longterm import IndexParams, LongTermTier  # noqa: E402
 from solace.memory.record import MemoryRecord  # noqa: E402
+from solace.memory.record_codec import record_from_row  # noqa: E402
 from solace.memory.snapshot import (  # noqa: E402
     META_NAME,
     PURPOSE,
@@ -60,7 +61,6 @@ from solace.memory.snapshot import (  # noqa: E402
     meta_role,
     read_snapshot,
     snapshot_files,
-    unpack_record,
     write_snapshot,
 )
 from solace.sealed import StorageFullError, read_sealed  # noqa: E402
@@ -175,7 +175,7 @@ def _legacy_tampering(snap: Snapshot, meta_plain: bytes, good_index: Any,
             index[block + spot - first] ^= FLIP
         try:
             fields = msgpack.unpackb(bytes(meta), raw=False, strict_map_key=False)
-            records = [unpack_record(f) for f in fields["working"] + fields["longterm"]]
+            records = [record_from_row(f) for f in fields["working"] + fields["longterm"]]
             loaded = faiss.deserialize_index(np.frombuffer(bytes(index), dtype=np.uint8))
         except Exception:  # noqa: BLE001 - any failure to load counts as detected
             detected += 1

@@ -44,6 +44,7 @@ import numpy as np
 from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
 from solace.memory.longterm import LongTermTier
 from solace.memory.record import MemoryRecord
+from solace.memory.record_codec import record_from_attrs, record_to_attrs
 from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
 
 if TYPE_CHECKING:
@@ -150,22 +151,8 @@ def fade_attrs(
     return {
         "op": op,
         "tier": tier,
-        "record_id": str(record.record_id),
-        "rung": str(record.rung),
         "sources": json.dumps([int(s) for s in sources]),
-        "entry_ids": json.dumps(list(record.entry_ids)),
-        "tokens": str(record.tokens),
-        "source_tokens": str(record.source_tokens),
-        "kind": record.kind,
-        "speakers": json.dumps(list(record.speakers)),
-        "tags": json.dumps(list(record.tags)),
-        "emotional_weight": repr(float(record.emotional_weight)),
-        "created": repr(float(record.created)),
-        "last_referenced": repr(float(record.last_referenced)),
-        "references": str(int(record.references)),
-        "first_event_ts": repr(float(record.first_event_ts)),
-        "event_ts": repr(float(record.event_ts)),
-        "private": "1" if record.private else "0",
+        **record_to_attrs(record),
         "embedding": embedding,
     }
 
@@ -197,25 +184,7 @@ def parse_fade_event(event: Any) -> FadeChange:
         mode = attrs["embedding"]
         if mode not in ("kept", "mean", "text"):
             raise ValueError(f"embedding {mode!r}")
-        record = MemoryRecord(
-            record_id=int(attrs["record_id"]),
-            agent=str(event.agent),
-            rung=int(attrs["rung"]),
-            text=str(event.content),
-            tokens=int(attrs["tokens"]),
-            source_tokens=int(attrs["source_tokens"]),
-            entry_ids=tuple(int(e) for e in json.loads(attrs["entry_ids"])),
-            kind=attrs["kind"],
-            speakers=tuple(str(s) for s in json.loads(attrs["speakers"])),
-            first_event_ts=float(attrs["first_event_ts"]),
-            event_ts=float(attrs["event_ts"]),
-            created=float(attrs["created"]),
-            last_referenced=float(attrs["last_referenced"]),
-            references=int(attrs["references"]),
-            emotional_weight=float(attrs["emotional_weight"]),
-            tags=tuple(str(t) for t in json.loads(attrs["tags"])),
-            private=attrs["private"] == "1",
-        )
+        record = record_from_attrs(str(event.agent), str(event.content), attrs)
         sources = tuple(int(s) for s in json.loads(attrs["sources"]))
     except (KeyError, ValueError, TypeError) as exc:
         raise ValueError(f"fade event {event.entry_id} is malformed: {exc!r}") from exc

@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solace.memory.lexical import terms
-from solace.memory.record import Hit, MemoryRecord
+from solace.memory.record import Hit
 
 __all__ = ["USE_MIN_TERMS", "ReasoningStep", "open_reasoning_step"]
 
@@ -119,25 +119,9 @@ async def open_reasoning_step(
         events = await retriever.events.get_many(record.entry_ids)
         text = await retriever.offloader.run(retriever.rehydrate, events, cue_rung)
         tokens = retriever.tokenizer.count(text)
-        revived = MemoryRecord(
-            record_id=record.record_id,
-            agent=record.agent,
-            rung=cue_rung,
-            text=text,
-            tokens=tokens,
-            source_tokens=record.source_tokens,
-            entry_ids=record.entry_ids,
-            kind=record.kind,
-            speakers=record.speakers,
-            first_event_ts=record.first_event_ts,
-            event_ts=record.event_ts,
-            created=now,
-            last_referenced=now,
-            references=record.references + 1,
-            emotional_weight=record.emotional_weight,
-            tags=record.tags,
-            private=record.private,
-            embedding=record.embedding,
+        revived = replace(
+            record, rung=cue_rung, text=text, tokens=tokens, created=now,
+            last_referenced=now, references=record.references + 1,
         )
         await memory.add_record(revived)  # leaves long-term, logged as a fade "add" event
         log.debug("%s: cue %d re-entered working at rung %d", record.agent, record.record_id,

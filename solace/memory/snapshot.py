@@ -39,6 +39,7 @@ import msgpack
 import numpy as np
 
 from solace.memory.record import MemoryRecord
+from solace.memory.record_codec import record_from_row, record_to_row
 from solace.sealed import (
     SealedFileRefused,
     read_sealed,
@@ -60,12 +61,10 @@ __all__ = [
     "SnapshotError",
     "index_role",
     "meta_role",
-    "pack_record",
     "prepare",
     "read_snapshot",
     "save",
     "snapshot_files",
-    "unpack_record",
     "write_snapshot",
 ]
 
@@ -118,34 +117,6 @@ class Snapshot:
     counters: dict[str, Any] = field(default_factory=dict)
 
 
-def pack_record(record: MemoryRecord, *, with_embedding: bool) -> list[Any]:
-    """A record as a msgpack-ready list (fixed field order; see :func:`unpack_record`)."""
-    emb = record.embedding
-    return [
-        record.record_id, record.agent, record.rung, record.text, record.tokens,
-        record.source_tokens, list(record.entry_ids), record.kind, list(record.speakers),
-        record.first_event_ts, record.event_ts, record.created, record.last_referenced,
-        record.references, record.emotional_weight, list(record.tags), record.private,
-        np.asarray(emb, dtype=np.float32).tobytes() if with_embedding and emb is not None
-        else None,
-    ]
-
-
-def unpack_record(fields: list[Any]) -> MemoryRecord:
-    """The inverse of :func:`pack_record`."""
-    (rid, agent, rung, text, tokens, source_tokens, entry_ids, kind, speakers, first_ts,
-     event_ts, created, last_ref, refs, emo, tags, private, emb) = fields
-    return MemoryRecord(
-        record_id=int(rid), agent=agent, rung=int(rung), text=text, tokens=int(tokens),
-        source_tokens=int(source_tokens), entry_ids=tuple(int(e) for e in entry_ids),
-        kind=kind, speakers=tuple(speakers), first_event_ts=float(first_ts),
-        event_ts=float(event_ts), created=float(created), last_referenced=float(last_ref),
-        references=int(refs), emotional_weight=float(emo), tags=tuple(tags),
-        private=bool(private),
-        embedding=None if emb is None else np.frombuffer(emb, dtype=np.float32).copy(),
-    )
-
-
 def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
                    ring: KeyRing) -> Path:
     """Write ``snapshot`` atomically into ``directory`` (created 0700 if missing),
@@ -177,8 +148,8 @@ def write_snapshot(directory: str | os.PathLike[str], snapshot: Snapshot, *,
         "embedder": snapshot.embedder,
         "dim": int(snapshot.dim),
         "index_file": index_name,
-        "working": [pack_record(r, with_embedding=True) for r in snapshot.working],
-        "longterm": [pack_record(r, with_embedding=False) for r in snapshot.longterm],
+        "working": [record_to_row(r, with_embedding=True) for r in snapshot.working],
+        "longterm": [record_to_row(r, with_embedding=False) for r in snapshot.longterm],
         "record_ids": np.asarray(snapshot.record_ids, dtype=np.int64).tobytes(),
         "labels": np.asarray(snapshot.labels, dtype=np.int64).tobytes(),
         "next_label": int(snapshot.next_label),
@@ -297,8 +268,8 @@ def read_snapshot(directory: str | os.PathLike[str], *, agent: str,
             covered_id=int(meta["covered_id"]),
             embedder=meta["embedder"],
             dim=int(meta["dim"]),
-            working=[unpack_record(f) for f in meta["working"]],
-            longterm=[unpack_record(f) for f in meta["longterm"]],
+            working=[record_from_row(f) for f in meta["working"]],
+            longterm=[record_from_row(f) for f in meta["longterm"]],
             index=index,
             record_ids=np.frombuffer(meta["record_ids"], dtype=np.int64).copy(),
             labels=np.frombuffer(meta["labels"], dtype=np.int64).copy(),

@@ -1,0 +1,115 @@
+"""The one codec for :class:`~solace.memory.record.MemoryRecord`.
+
+A record is written in two places: as the attrs of a ``fade`` event in the substrate
+(strings only; its text is the event's content) and as a row of a snapshot (a
+msgpack-ready list). Both forms come from one field table, so a field added to the
+record is added to both or to neither, and a record read back equals the record
+written (the embedding travels only in snapshot rows; a fade event says where its
+vector came from instead).
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solace.memory.record import MemoryRecord
+
+__all__ = ["record_from_attrs", "record_from_row", "record_to_attrs", "record_to_row"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    to_str: Callable[[Any], str]
+    from_str: Callable[[str], Any]
+    to_row: Callable[[Any], Any]
+    from_row: Callable[[Any], Any]
+
+
+_Codec = tuple[Callable[[Any], str], Callable[[str], Any], Callable[[Any], Any],
+               Callable[[Any], Any]]  # to attr string, from it, to row value, from it
+
+_INT: _Codec = (lambda v: str(int(v)), int, int, int)
+_FLOAT: _Codec = (lambda v: repr(float(v)), float, float, float)
+_STR: _Codec = (str, str, str, str)
+_BOOL: _Codec = (lambda v: "1" if v else "0", lambda s: s == "1", bool, bool)
+_INTS: _Codec = (
+    lambda v: json.dumps([int(x) for x in v]),
+    lambda s: tuple(int(x) for x in json.loads(s)),
+    lambda v: [int(x) for x in v],
+    lambda v: tuple(int(x) for x in v),
+)
+_STRS: _Codec = (
+    lambda v: json.dumps([str(x) for x in v]),
+    lambda s: tuple(str(x) for x in json.loads(s)),
+    lambda v: [str(x) for x in v],
+    lambda v: tuple(str(x) for x in v),
+)
+
+
+# Row order is the snapshot format: append new fields at the end, never reorder.
+_FIELDS: tuple[_Field, ...] = tuple(
+    _Field(name, *codec) for name, codec in (
+        ("record_id", _INT), ("agent", _STR), ("rung", _INT), ("text", _STR),
+        ("tokens", _INT), ("source_tokens", _INT), ("entry_ids", _INTS), ("kind", _STR),
+        ("speakers", _STRS), ("first_event_ts", _FLOAT), ("event_ts", _FLOAT),
+        ("created", _FLOAT), ("last_referenced", _FLOAT), ("references", _INT),
+        ("emotional_weight", _FLOAT), ("tags", _STRS), ("private", _BOOL),
+    )
+)
+# Carried by the fade event itself (its author and content), not by its attrs.
+_OUTSIDE_ATTRS = frozenset({"agent", "text"})
+
+
+def record_to_attrs(record: MemoryRecord) -> dict[str, str]:
+    """The record's fields as fade-event attrs (all but ``agent``, ``text`` and the
+    embedding, which the event carries as its author, its content and a recipe)."""
+    return {f.name: f.to_str(getattr(record, f.name))
+            for f in _FIELDS if f.name not in _OUTSIDE_ATTRS}
+
+
+def record_from_attrs(agent: str, text: str, attrs: Mapping[str, str]) -> MemoryRecord:
+    """The record a fade event describes (embedding None).
+
+    Raises:
+        KeyError: a field is missing. ValueError / TypeError: a field does not parse.
+    """
+    values: dict[str, Any] = {"agent": str(agent), "text": str(text)}
+    for f in _FIELDS:
+        if f.name not in _OUTSIDE_ATTRS:
+            values[f.name] = f.from_str(attrs[f.name])
+    return MemoryRecord(**values)
+
+
+def record_to_row(record: MemoryRecord, *, with_embedding: bool) -> list[Any]:
+    """The record as a msgpack-ready list in the fixed field order, its embedding's
+    float32 bytes last (None when ``with_embedding`` is false or it has none)."""
+    emb = record.embedding
+    return [
+        *(f.to_row(getattr(record, f.name)) for f in _FIELDS),
+        np.asarray(emb, dtype=np.float32).tobytes() if with_embedding and emb is not None
+        else None,
+    ]
+
+
+def record_from_row(row: list[Any]) -> MemoryRecord:
+    """The inverse of :func:`record_to_row`.
+
+    Raises:
+        ValueError: the row has the wrong number of fields.
+    """
+    if len(row) != len(_FIELDS) + 1:
+        raise ValueError(f"a record row has {len(_FIELDS) + 1} fields, got {len(row)}")
+    values = {f.name: f.from_row(v) for f, v in zip(_FIELDS, row, strict=False)}
+    emb = row[-1]
+    return MemoryRecord(
+        **values,
+        embedding=None if emb is None else np.frombuffer(emb, dtype=np.float32).copy(),
+    )
