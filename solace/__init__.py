@@ -37,6 +37,7 @@ from solace.memory.rehydration import ReasoningStep as ReasoningStep
 from solace.runtime import Observation as Observation
 from solace.runtime import Runtime as Runtime
 from solace.runtime import open_runtime as open_runtime
+from solace.sealed import StorageFullError as StorageFullError
 
 __all__ = [
     "Actor",
@@ -54,6 +55,7 @@ __all__ = [
     "Runtime",
     "ScoreParts",
     "Speech",
+    "StorageFullError",
     "TrioClock",
     "WallClock",
     "load_config",

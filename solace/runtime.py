@@ -444,10 +444,21 @@ async def open_runtime(
     finally:
         with trio.CancelScope(shield=True):
             try:
-                for memory in memories.values():
-                    await memory.snapshot()
+                await _snapshot_all(memories)
             finally:
                 await substrate.aclose()
+
+
+async def _snapshot_all(memories: Mapping[str, Any]) -> None:
+    """Snapshot every memory; one that cannot be written (a full disk) is logged and
+    the rest are still tried. Nothing is lost: a missing snapshot is rebuilt from the
+    substrate at the next open."""
+    for name, memory in memories.items():
+        try:
+            await memory.snapshot()
+        except OSError as exc:
+            log.error("%s: exit snapshot not written (%s); the next open rebuilds it "
+                      "from the substrate", name, exc)
 
 
 @asynccontextmanager
