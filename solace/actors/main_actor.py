@@ -4,10 +4,17 @@ For each user line Main records the message, opens a reasoning step over it (rec
 over its memory; long-term hits above the threshold come back as cues), asks the
 LLM, marks the cues its answer drew on, writes the answer as a private ``draft`` and
 hands it to Mouth, who decides what is said. When the conversation layer is wired
-in, the message goes through Main's session (recorded in its active topic, the
-context stack built around it, its tools dispatched) instead of a bare ``observe``,
-and only what Mouth said enters the thread: a draft's narration or a key Mouth
-redacts never reaches the next turn's context or a topic summary.
+in, the message goes through Main's session (recorded in its active topic, its
+stated facts set, its tools dispatched) instead of a bare ``observe``, and only
+what Mouth said enters the thread: a draft's narration or a key Mouth redacts never
+reaches the next turn's context or a topic summary.
+
+The prompt (:func:`solace.conversation.answer.answer_with_memory`): a small model
+(SmolLM2, :data:`SMALL_MODELS`) gets a short chat-template prompt (identity, durable
+facts, the few relevant memory lines last, the last two exchanges); a capable one the
+whole context stack. Either way a reply that repeats an earlier one is retried, and
+a question about the user whose reply lacks what memory holds is answered from
+memory (``From memory: dog name: Rex.``; ``grounded = False`` turns that off).
 
 Memory never depends on the model (DESIGN.md, "Models"): if the LLM is missing or
 fails, Main still answers, with a deterministic reply built from what it recalled,
@@ -18,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +35,8 @@ import trio
 from solace.actors.base import Actor, Message
 from solace.actors.mouth import DraftMessage, Speech
 from solace.actors.session import MainSession
+from solace.conversation.answer import answer_with_memory, is_repeat
+from solace.conversation.model import Fact, ThreadItem
 from solace.memory.record import Hit
 from solace.models.llm import ChatMessage, ModelError
 
@@ -37,12 +47,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = (
-    "You are Main, the conversational agent of Solace, an assistant with long-term memory. "
-    "Answer the user briefly and truthfully. Use the memories below when they are relevant; "
-    "do not invent facts that are not in them."
+    "You are Solace, a friendly assistant with a long-term memory of this user."
 )
 MEMORY_TOKENS = 600  # how much recalled memory goes into the prompt (SmolLM2 has 2k context)
-REPLY_TOKENS = 160
+MEMORY_LINES = 4  # of which at most this many lines: a 135M model reads a few, not a page
+MEMORY_LINE_CHARS = 240
+EARLIER_REPLIES = 200  # replies a new one must not repeat
+#: Models (by backend name) that get the short chat prompt instead of the context stack.
+SMALL_MODELS = ("smollm", "135m", "360m", "none")
 MIN_RELEVANCE = 0.25  # weighted cosine below this, without a lexical match, is not "about" it
 
 
@@ -68,6 +80,22 @@ def memory_block(hits: Sequence[Hit], budget_tokens: int, exclude: set[int]) -> 
             break
         out.append(hit)
         used += hit.tokens
+    return out
+
+
+def prompt_lines(memories: Sequence[Hit]) -> list[str]:
+    """The few memory lines a small model is shown: what the user (or another person)
+    said, best first, at most :data:`MEMORY_LINES`, each cut to a line. Solace's own
+    earlier replies are left out: shown again, a small model repeats them."""
+    out = []
+    for hit in memories:
+        text = " ".join(hit.text.split())
+        speaker = text.partition(": ")[0]
+        if speaker in ("Main", "Mouth", "Solace", "assistant"):
+            continue
+        out.append(text if len(text) <= MEMORY_LINE_CHARS else text[:MEMORY_LINE_CHARS] + "…")
+        if len(out) == MEMORY_LINES:
+            break
     return out
 
 
@@ -139,6 +167,11 @@ class MainActor(Actor):
         self.session = session
         self.answered = 0
         self.llm_failures = 0
+        self.grounded = True  # questions about the user are answered from memory if need be
+        # A small model reads the short prompt; a capable one the whole context stack.
+        self.compact_prompt = any(m in str(getattr(llm, "name", "")).casefold()
+                                  for m in SMALL_MODELS)
+        self.answers_by: Counter[str] = Counter()
         self.last_failure: str | None = None
 
     async def handle(self, message: Message) -> None:
@@ -156,20 +189,22 @@ class MainActor(Actor):
             entry_id = await self.observe(text, kind="message", speaker="user")
         async with self.reasoning_step(text, k=16) as step:
             memories = memory_block(step.hits, MEMORY_TOKENS, {entry_id})
-            if session is not None:
-                messages = await session.context(memory_lines(memories))
-            else:
-                messages = self.prompt(text, memories)
+            facts, thread, earlier = await self._conversation_view()
+            stack = None
+            if session is not None and not self.compact_prompt:
+                stack = await session.context(memory_lines(memories))
             try:
-                raw = await self.offloader.run(
-                    self.llm.complete, messages, max_tokens=REPLY_TOKENS
+                answer, how = await answer_with_memory(
+                    self._complete, identity=SYSTEM_PROMPT, message=text, facts=facts,
+                    memory=prompt_lines(memories), thread=thread, tidy=tidy_reply,
+                    grounded=self.grounded, earlier=earlier, prompt=stack,
                 )
-                answer = tidy_reply(raw)
-                if answer is None:
-                    self.llm_failures += 1
-                    log.warning("Main: the LLM's reply was empty or degenerate (%r); "
-                                "using the fallback reply", raw[:80])
-                    answer = fallback_reply(text, memories, "degenerate reply")
+                self.answers_by[how] += 1
+                if how == "stuck":  # nothing usable and new: the deterministic answer,
+                    self.llm_failures += 1  # unless that too was said before
+                    log.warning("Main: the LLM gave no usable, new reply; falling back")
+                    fallback = fallback_reply(text, memories, "no usable reply")
+                    answer = answer if is_repeat(fallback, earlier) else fallback
             except ModelError as exc:
                 self.llm_failures += 1
                 self.last_failure = str(exc)
@@ -197,14 +232,31 @@ class MainActor(Actor):
                 pass  # the asker stopped waiting; the speech is recorded all the same
         return draft_id
 
-    def prompt(self, text: str, memories: Sequence[Hit]) -> list[ChatMessage]:
-        """The chat messages sent to the LLM for ``text`` without the conversation layer."""
-        system = SYSTEM_PROMPT
-        if memories:
-            system += "\n\nMemories:\n" + memory_lines(memories)
-        return [{"role": "system", "content": system}, {"role": "user", "content": text}]
+    async def _complete(self, messages: list[ChatMessage], max_tokens: int,
+                        temperature: float) -> str:
+        return str(await self.offloader.run(
+            self.llm.complete, messages, max_tokens=max_tokens, temperature=temperature
+        ))
+
+    async def _conversation_view(
+        self,
+    ) -> tuple[Mapping[str, Fact], list[ThreadItem], list[str]]:
+        """The scope's durable facts, the active topic's thread and the replies given
+        in the session's topics (nothing without the conversation layer)."""
+        session = self.session
+        if session is None:
+            return {}, [], []
+        conv = session.conversations
+        sid = await session.session()
+        topic = conv.active_topic(sid)
+        earlier = [
+            item.content for t in conv.topics(sid) for item in conv.thread(t.topic_id)
+            if item.kind == "message" and item.role == "assistant"
+        ][-EARLIER_REPLIES:]
+        return conv.facts(topic.scope), conv.thread(topic.topic_id), earlier
 
     def stats(self) -> dict[str, object]:
         out = super().stats()
-        out.update(answered=self.answered, llm_failures=self.llm_failures)
+        out.update(answered=self.answered, llm_failures=self.llm_failures,
+                   answers_by=dict(self.answers_by))
         return out

@@ -312,6 +312,7 @@ async def answer_with_memory(
     tidy: Callable[[str], str | None] = lambda raw: raw.strip() or None,
     grounded: bool = True,
     earlier: Sequence[str] | None = None,
+    prompt: Sequence[ChatMessage] | None = None,
 ) -> tuple[str, How]:
     """Ask the model with :func:`chat_prompt`, then make sure the reply is usable.
 
@@ -325,6 +326,8 @@ async def answer_with_memory(
         earlier: the replies already given (default: the assistant messages of
             ``thread``); pass the whole session's so a topic change or a restart
             does not hide them.
+        prompt: the messages of the first ask, if not :func:`chat_prompt`'s (a capable
+            model gets the whole context stack); the retry always uses the short one.
 
     Returns:
         ``(reply, how)``: ``model`` (first reply kept), ``retry`` (the first was empty,
@@ -352,8 +355,8 @@ async def answer_with_memory(
         return text
 
     how: How = "model"
-    messages = chat_prompt(identity=identity, message=message, facts=facts, memory=memory,
-                           thread=thread)
+    messages = list(prompt) if prompt is not None else chat_prompt(
+        identity=identity, message=message, facts=facts, memory=memory, thread=thread)
     reply = usable(await complete(messages, REPLY_TOKENS, 0.0), strict=True)
     if reply is None:
         how = "retry"

@@ -32,6 +32,7 @@ from solace.conversation.lifecycle import EvaluatedGuard, Lifecycle
 from solace.conversation.memory import MemoryBlock, MemoryCache, render_memory_block
 from solace.conversation.model import Fact, Notes, Scope, Session, ThreadItem, Topic, Trigger
 from solace.conversation.projection import Projection
+from solace.conversation.statements import statement_facts
 from solace.conversation.store import AsyncSubstrate, EventStore
 from solace.conversation.summarise import Summariser
 from solace.conversation.toolrun import run_tool
@@ -218,6 +219,8 @@ class Conversations:
     async def add_message(self, session_id: str, role: str, content: str) -> ThreadItem:
         """Record a message in the session's active topic.
 
+        A user message stating durable facts ("My dog's name is Rex") also sets them,
+        in the same batch (:func:`~solace.conversation.statements.statement_facts`).
         Resets the session's ``hasEvaluated`` guard, and every ``drift_interval``
         messages of the topic schedules an evaluation (drift check) in the background.
 
@@ -230,9 +233,12 @@ class Conversations:
 
         def make() -> list[Draft]:
             topic = self.active_topic(session_id)
-            return [events.message(topic.scope, session_id, topic.topic_id, role, content)]
+            drafts = [events.message(topic.scope, session_id, topic.topic_id, role, content)]
+            if role == "user":  # what the user states about themselves: durable facts
+                drafts += statement_facts(topic.scope, content, self.facts(topic.scope))
+            return drafts
 
-        (event,) = await self._write(make)
+        event, *_facts = await self._write(make)
         self.lifecycle.guard.reset(session_id)
         topic = self.active_topic(session_id)
         if topic.message_count % self.config.drift_interval == 0:
