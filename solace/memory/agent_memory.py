@@ -45,7 +45,7 @@ from solace.config import AgentConfig, FadeWeights, MemoryConfig
 from solace.memory import rebuild, snapshot
 from solace.memory.fade import FadeColumns, FadeCounters, FadeReport, fade_score, plan_round
 from solace.memory.ladder import Demotion, Ladder, format_raw, rehydrate_text
-from solace.memory.longterm import IndexParams, LongTermTier
+from solace.memory.longterm import IndexParams, open_longterm_store
 from solace.memory.rebuild import (
     EXTRA_ID_BASE,
     FADE_KIND,
@@ -97,7 +97,7 @@ class AgentMemory:
         self._key_ring = key_ring
         self.dim = dim
         self.working = WorkingTier(config.budget_tokens, dim=dim)
-        self.longterm = LongTermTier(dim=dim, params=index_params(memory_config))
+        self.longterm = open_longterm_store(dim=dim, params=index_params(memory_config))
         self.counters = FadeCounters()
         self._entries: dict[int, int] = {}  # entry id -> record id standing for it
         self._next_extra_id = EXTRA_ID_BASE

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import faiss
 import numpy as np
@@ -48,14 +48,40 @@ from solace.memory.index import (
 )
 from solace.memory.record import MemoryRecord, check_record
 
-__all__ = ["IndexParams", "LongTermTier"]
+__all__ = ["IndexParams", "LongTermStore", "LongTermTier", "open_longterm_store"]
 
 _TOMBSTONE_SHARE = 0.1
 _REGROW = 4  # rebuild the approximate index each time the tier has grown this much
 
 
+class LongTermStore(Protocol):
+    """What the runtime asks of a long-term store: records by id and by tag, vector
+    search, and changes made by the fade. :class:`LongTermTier` (FAISS) is one
+    implementation; a vector database can be another. Snapshots of a store are its
+    implementation's business (:mod:`solace.memory.snapshot` handles FAISS's)."""
+
+    def __len__(self) -> int: ...
+    def __contains__(self, record_id: object) -> bool: ...
+    def get(self, record_id: int) -> MemoryRecord | None: ...
+    def records(self) -> Iterator[MemoryRecord]: ...
+    def newest(self, n: int) -> list[MemoryRecord]: ...
+    def by_tags(self, tags: Iterable[str], *, match_all: bool = False) -> set[int]: ...
+    def tag_counts(self) -> dict[str, int]: ...
+    def count_by_rung(self) -> dict[int, int]: ...
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[MemoryRecord, float]]: ...
+    def add(self, records: Iterable[MemoryRecord]) -> None: ...
+    def replace(self, record: MemoryRecord) -> MemoryRecord: ...
+    def remove(self, record_id: int) -> MemoryRecord: ...
+    def touch(self, record_id: int, now: float) -> None: ...
+
+
+def open_longterm_store(*, dim: int, params: IndexParams | None = None) -> LongTermTier:
+    """The long-term store the runtime uses (FAISS today): the one place one is made."""
+    return LongTermTier(dim=dim, params=params)
+
+
 class LongTermTier:
-    """One agent's long-term tier.
+    """One agent's long-term tier, on FAISS (a :class:`LongTermStore`).
 
     Args:
         dim: embedding width; every record must carry an embedding of this width.

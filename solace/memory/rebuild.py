@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
-from solace.memory.longterm import LongTermTier
+from solace.memory.longterm import LongTermTier, open_longterm_store
 from solace.memory.record import MemoryRecord
 from solace.memory.record_codec import record_from_attrs, record_to_attrs
 from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
@@ -391,7 +391,7 @@ async def restore(memory: AgentMemory) -> Restored:
         counters = snap.counters
     else:
         log.info("%s: rebuilding memory from the substrate (%s)", memory.agent, reason)
-        longterm = LongTermTier(dim=memory.dim, params=memory.longterm.params)
+        longterm = open_longterm_store(dim=memory.dim, params=memory.longterm.params)
         fade_since = perceive_since = 0
         counters = {}
     if memory.perceive is not None:
