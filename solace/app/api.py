@@ -297,3 +297,27 @@ class Solace:
             active, topic.keep_in_memory_manually_set, topic.deprecated_manually_set,
             topic.message_count,
         )
+
+    # -- for long-lived surfaces (HTTP) ------------------------------------------------
+
+    def counters(self) -> dict[str, Any]:
+        """Process-wide counters for monitoring: events, per-agent inspect stats, the
+        LLM backend's call counters and the guard's verdict counts (plain values)."""
+        rt = self.runtime
+        llm_stats = getattr(rt.llm, "stats", None)
+        llm = {name: getattr(llm_stats, name) for name in
+               ("calls", "failures", "prompt_tokens", "generated_tokens", "seconds")
+               } if llm_stats is not None else {}
+        return {
+            "events": rt.substrate.last_id,
+            "agents": rt.inspect(None),
+            "llm": llm,
+            "guard": dict(getattr(rt.guard, "counts", {})),
+        }
+
+    async def flush(self) -> None:
+        """Run the evaluations exit triggers scheduled, without waiting out their
+        debounce: what a long-lived surface does on its way out, so nothing is dropped."""
+        conv = self.runtime.conversations
+        if conv is not None:
+            await conv.lifecycle.flush()

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "solace.cli.runtime_cmd",  # run, recall
     "solace.cli.import_cmd",  # import locomo|jsonl
     "solace.cli.conversation_cmd",  # topics, facts, notes
+    "solace.surfaces.http.cli",  # serve
     "substrate.cli",  # substrate verify|dump|stats|recover
 )
 

@@ -1,0 +1,141 @@
+"""``solace serve``: the long-lived process, an ASGI server (hypercorn's trio worker) over
+one running runtime.
+
+The process holds the home (the substrate's lock) for its lifetime. Once it listens it
+writes ``HOME/serve.json`` (0600: host, port, pid, admin token); SIGINT or SIGTERM
+stop it gracefully: the listener closes, requests in flight finish (up to
+``GRACE_SECONDS``), evaluations the exit triggers scheduled run, ``serve.json`` is
+removed, and the runtime closes (every memory snapshotted, the substrate flushed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import trio
+from hypercorn.config import Config as HyperConfig
+from hypercorn.trio import serve as hyper_serve
+
+from solace.app import Solace
+from solace.clock import Clock
+from solace.config import Config
+from solace.offload import Offloader
+from solace.surfaces.http.app import MAX_BODY_BYTES, build_app
+from solace.surfaces.http.tokens import (
+    SERVE_FILE,
+    TOKENS_FILE,
+    TokenStore,
+    new_token,
+    remove_serve_file,
+    write_serve_file,
+)
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "GRACE_SECONDS", "SERVE_FILE", "Serving", "serve"]
+
+log = logging.getLogger("solace.serve")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+GRACE_SECONDS = 5.0
+"""How long a graceful stop waits for requests in flight."""
+FLUSH_SECONDS = 30.0
+"""How long a stop waits for scheduled evaluations before closing the runtime."""
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What a started server reports (``await nursery.start(serve, ...)``).
+
+    Attributes:
+        url: ``http://host:port`` it listens on (the real port when 0 was asked).
+        port: the bound port.
+        admin_token: this process's admin token (also in ``serve_file``).
+        serve_file: ``HOME/serve.json``.
+        stop: call to stop the server gracefully, as SIGTERM does.
+    """
+
+    url: str
+    port: int
+    admin_token: str
+    serve_file: Path
+    stop: Callable[[], None]
+
+
+async def _watch_signals(stop: trio.Event) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("%s received; stopping the server", signal.Signals(signum).name)
+            stop.set()
+            return
+
+
+async def serve(
+    home: str | Path,
+    config: Config,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    clock: Clock | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    handle_signals: bool = False,
+    task_status: trio.TaskStatus[Serving] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Open the runtime on ``home`` and serve the HTTP API until stopped.
+
+    Args:
+        home: the runtime home (created if missing, as ``solace run`` does).
+        config: the loaded configuration.
+        host, port: where to listen (port 0: a free port, reported in :class:`Serving`).
+        clock: None for the wall clock.
+        max_body_bytes: request bodies larger than this are refused with 413.
+        handle_signals: stop on SIGINT or SIGTERM (the CLI; must run in the main thread).
+        task_status: receives a :class:`Serving` once the server listens and
+            ``serve.json`` is written.
+
+    Returns when stopped (``Serving.stop``, a signal); on cancellation it closes the
+    same way, without the graceful wait for requests in flight.
+    """
+    from solace.runtime import open_runtime
+
+    stop = trio.Event()
+    offloader = Offloader(1)
+    async with open_runtime(home, config, clock=clock) as rt:
+        root = rt.home.root
+        app = Solace(rt)
+        admin_token = new_token()
+        tokens = await offloader.run(TokenStore, root / TOKENS_FILE, admin_token)
+        asgi = build_app(app, tokens, offloader=offloader, max_body_bytes=max_body_bytes)
+        hyper = HyperConfig()
+        hyper.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+        hyper.accesslog = None
+        hyper.errorlog = logging.getLogger("solace.http.server")
+        hyper.graceful_timeout = GRACE_SECONDS
+        hyper.include_server_header = False
+        try:
+            async with trio.open_nursery() as nursery:
+                if handle_signals:
+                    nursery.start_soon(_watch_signals, stop)
+                binds = await nursery.start(
+                    partial(hyper_serve, asgi, hyper, shutdown_trigger=stop.wait))
+                url = binds[0]
+                bound = int(url.rsplit(":", 1)[1])
+                path = await offloader.run(partial(
+                    write_serve_file, root, host=host, port=bound, pid=os.getpid(),
+                    admin_token=admin_token))
+                log.info("serving %s on %s (admin token in %s)", root, url, path)
+                task_status.started(Serving(url, bound, admin_token, path, stop.set))
+                await stop.wait()
+                nursery.cancel_scope.deadline = trio.current_time() + GRACE_SECONDS + 1
+        finally:
+            with trio.CancelScope(shield=True):
+                remove_serve_file(root)
+                with trio.move_on_after(FLUSH_SECONDS):
+                    await app.flush()
+    log.info("stopped serving %s; memories snapshotted, substrate flushed", root)
+
