@@ -73,3 +73,14 @@ async def test_repl_topics_show_summaries_and_the_user_decision_only_while_it_ho
         assert "[you:" not in after and "user-set" not in after and "DEPRECATED" not in after
         await repl.handle(f"/promote {first}")
         assert "[you: kept]" in (await repl.handle("/topics") or "")
+
+
+async def test_without_a_model_a_question_about_the_user_is_still_answered_from_memory(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    replies = await _session(tmp_path, ["My dog is called Rex.", "What is my dog called?",
+                                        "/facts get dog_name"])
+    assert replies[1] == "Solace: From memory: dog name: Rex."
+    assert replies[2] == "dog_name: Rex"
+    (after_restart,) = await _session(tmp_path, ["What's my dog's name?"])
+    assert after_restart is not None and "Rex" in after_restart

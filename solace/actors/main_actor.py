@@ -35,7 +35,7 @@ import trio
 from solace.actors.base import Actor, Message
 from solace.actors.mouth import DraftMessage, Speech
 from solace.actors.session import MainSession
-from solace.conversation.answer import answer_with_memory, is_repeat
+from solace.conversation.answer import answer_with_memory, grounded_reply, is_repeat
 from solace.conversation.model import Fact, ThreadItem
 from solace.memory.record import Hit
 from solace.models.llm import ChatMessage, ModelError
@@ -210,6 +210,11 @@ class MainActor(Actor):
                 self.last_failure = str(exc)
                 log.warning("Main: the LLM could not answer (%s); using the fallback reply", exc)
                 answer = fallback_reply(text, memories, str(exc))
+                if self.grounded:  # memory still answers a question about the user
+                    grounded, used = grounded_reply(text, "", facts, prompt_lines(memories))
+                    if used:
+                        answer = grounded
+                        self.answers_by["grounded"] += 1
             step.detect_use(answer)
         if session is not None:
             answer = await session.dispatch(answer)
