@@ -13,6 +13,8 @@ are rebuilt from it.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -41,12 +43,20 @@ from solace.actors.session import MainSession
 from solace.actors.supervisor import Supervisor
 from solace.actors.timekeeper import TimeActor
 from solace.assembly import Models, build_models, build_retrievers, open_memories
-from solace.clock import Clock, WallClock, to_epoch
+from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.home import Home
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
+from solace.supervision import TaskHealth, supervise
+from solace.validation import (
+    CheckedObservation,
+    InvalidObservationError,
+    check_observation,
+    check_speaker,
+    public_kinds,
+)
 
 __all__ = [
     "FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime", "start_actors",
@@ -62,6 +72,12 @@ _ACTOR_CLASSES: Mapping[str, type[Actor]] = {
     "Mouth": Mouth,
 }
 _LISTENER_BUFFER = 256
+
+# Set in each actor's task tree (and so in every task it starts): events an actor
+# writes itself (Main's private drafts) may use the internal kinds a public caller may not.
+_ACTOR_TASK: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "solace_actor_task", default=False
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +124,7 @@ class Runtime:
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
+        self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
             config=config, clock=clock, observe=self.observe, recall=self.recall,
             send=self.send, publish=self.publish, last_event_ts=lambda: self.last_event_ts,
@@ -148,42 +165,86 @@ class Runtime:
         emotional_weight: float | None = None,
         tags: tuple[str, ...] = (),
     ) -> int:
-        """Append one event and deliver it (see ``Actor.observe``); returns its id."""
-        if emotional_weight is not None and not 0.0 <= emotional_weight <= 1.0:
-            raise ValueError(f"emotional_weight must be within [0, 1], got {emotional_weight!r}")
-        ts = self._timestamp(at)
-        attrs_copy = dict(attrs) if attrs is not None else None
+        """Append one event and deliver it (see ``Actor.observe``); returns its id.
+
+        Every argument is checked first (:func:`solace.validation.check_observation`;
+        ``author`` by the speaker rules), so a refused call changes nothing: not the
+        clock, not the substrate, not a tier. ``kind`` must be a public kind (see
+        :func:`observable_kinds`), unless the call comes from an actor's own task (an
+        actor writing its private draft): those are internal writers.
+
+        Raises:
+            solace.validation.InvalidObservationError: a refused value (a
+                ``ValueError``; ``ObservationTypeError``, also a ``TypeError``, for a
+                wrong type), naming the field and the value.
+        """
+        return await self._observe(text, author, kind, at, attrs, emotional_weight, tags,
+                                   internal=_ACTOR_TASK.get())
+
+    async def observe_internal(
+        self,
+        text: str,
+        *,
+        author: str,
+        kind: str,
+        at: float | datetime | None = None,
+        attrs: Mapping[str, str] | None = None,
+        emotional_weight: float | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> int:
+        """:meth:`observe` for Solace's own writers: any substrate kind (an actor's
+        ``draft``) is accepted; every other check stands."""
+        return await self._observe(text, author, kind, at, attrs, emotional_weight, tags,
+                                   internal=True)
+
+    async def _observe(self, text: object, author: object, kind: object, at: object,
+                       attrs: object, emotional_weight: object, tags: object, *,
+                       internal: bool) -> int:
+        checked, who = self._check(text, author, kind, at, attrs, emotional_weight, tags,
+                                   internal=internal)
+        weight, marks = checked.emotional_weight, checked.tags
+        ts = self._timestamp(checked.ts)
+        attrs_copy = dict(checked.attrs) if checked.attrs is not None else None
+        row = (who, checked.kind, checked.text, attrs_copy, ts)
         annotation = None
-        if emotional_weight is None and not tags:
-            entry_id = await self.substrate.append(author, kind, text, attrs=attrs_copy, ts=ts)
+        if weight is None and not marks:
+            entry_id = await self.substrate.append(*row[:3], attrs=attrs_copy, ts=ts)
         else:
             # The override goes in the same atomic write, right after its event.
-            annotation = Annotation(emotional_weight, tuple(tags))
+            annotation = Annotation(weight, marks)
             entry_id, _ = await self.substrate.append_many([
-                (author, kind, text, attrs_copy, ts),
-                ("Mood", MOOD_KIND, "", annotation_attrs(emotional_weight, tuple(tags)), ts),
+                row, ("Mood", MOOD_KIND, "", annotation_attrs(weight, marks), ts),
             ])
-        event = self._event(entry_id, ts, author, kind, text, attrs_copy)
+        event = self._event(entry_id, ts, *row[:4])
         await self.deliver(event, annotation)
-        return entry_id
+        return int(entry_id)
 
     async def observe_many(self, items: Sequence[Observation]) -> list[int]:
         """Append many events with one write and deliver them in batches per agent.
 
         Equivalent to calling :meth:`observe` for each item in order (same events, same
         records), but with one substrate write and one embedding call per agent. For
-        replays and imports.
+        replays and imports. Every item is checked before any is written: one refused
+        item refuses the call, and nothing (clock, substrate, tiers) has changed.
+
+        Raises:
+            solace.validation.InvalidObservationError: as :meth:`observe`; the message
+                names the item's index.
         """
-        stamped = [(item, self._timestamp(item.at)) for item in items]
+        checked = []
+        for index, item in enumerate(items):
+            try:
+                checked.append(self._check(item.text, item.speaker, item.kind, item.at,
+                                           item.attrs, None, (), internal=_ACTOR_TASK.get()))
+            except InvalidObservationError as exc:  # the same error, naming the item
+                raise type(exc)(f"item {index}: {exc}") from None
         rows = [
-            (item.speaker, item.kind, item.text, dict(item.attrs) if item.attrs else None, ts)
-            for item, ts in stamped
+            (who, item.kind, item.text, dict(item.attrs) if item.attrs else None,
+             self._timestamp(item.ts))
+            for item, who in checked
         ]
         ids = await self.substrate.append_many(rows)
-        events = [
-            self._event(eid, ts, item.speaker, item.kind, item.text, row[3])
-            for eid, (item, ts), row in zip(ids, stamped, rows, strict=True)
-        ]
+        events = [self._event(eid, row[4], *row[:4]) for eid, row in zip(ids, rows, strict=True)]
         per_agent: dict[str, list[tuple[Any, Any]]] = {}
         for event in events:
             for p in perceive(event):
@@ -198,7 +259,7 @@ class Runtime:
                 private=[p.private for _, p in batch],
             )
             self._keep_vectors(records)
-        return ids
+        return [int(i) for i in ids]
 
     async def send(self, agent: str, message: Message) -> None:
         """Put ``message`` in ``agent``'s inbox (an actor's way to reach a peer)."""
@@ -233,10 +294,21 @@ class Runtime:
         if isinstance(mood, MoodActor) and event.kind in ("message", "speech") and event.content:
             mood.notice(event.entry_id, event.content)
 
-    def _timestamp(self, at: float | datetime | None) -> float:
-        if at is None:
+    def _check(self, text: object, author: object, kind: object, at: object, attrs: object,
+               emotional_weight: object, tags: object, *, internal: bool
+               ) -> tuple[CheckedObservation, str]:
+        """The checked observation and its author (which must be named here)."""
+        checked = check_observation(
+            text, speaker=author, kind=kind, at=at, attrs=attrs,
+            emotional_weight=emotional_weight, tags=tags,
+            kinds=observable_kinds(self.config, internal=internal),
+        )
+        return checked, checked.speaker if checked.speaker is not None else check_speaker(author)
+
+    def _timestamp(self, ts: float | None) -> float:
+        """``ts`` (already checked), or the clock's now; a ReplayClock moves to it."""
+        if ts is None:
             return self.clock.now()
-        ts = to_epoch(at)
         observe = getattr(self.clock, "observe", None)
         if observe is not None:
             observe(ts)  # a ReplayClock follows the replayed dates
@@ -349,9 +421,17 @@ class Runtime:
                 self._listeners.remove(send)
 
     def inspect(self, agent: str | None = None) -> dict[str, dict[str, object]]:
-        """Stats per agent (tiers, rungs, budgets, counters), for ``/inspect``."""
+        """Stats per agent (tiers, rungs, budgets, counters), for ``/inspect``; with the
+        health of the agent's supervised task tree (``task_failures``,
+        ``task_restarts``, ``last_task_error``, ``degraded``)."""
         names = [agent] if agent else list(ACTORS)
-        return {name: self.agent(name).stats() for name in names}
+        out = {}
+        for name in names:
+            stats = self.agent(name).stats()
+            health = self.task_health.get(name)
+            stats.update(health.as_dict() if health is not None else TaskHealth(name).as_dict())
+            out[name] = stats
+        return out
 
     def status(self) -> str:
         """One line: records per agent, working tokens / budget, long-term size."""
@@ -364,7 +444,10 @@ class Runtime:
             )
         return "; ".join(parts)
 
-    async def _status_loop(self) -> None:
+    async def _status_loop(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        task_status.started()
         while True:
             await trio.sleep(self.config.runtime.status_interval_seconds)
             log.info("status: %s", self.status())
@@ -490,15 +573,41 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
                 await rt.memories[name].warm_up(
                     config.memory.warmup_records, config.memory.warmup_rung
                 )
+    # Every long-lived task is supervised: a failure is logged at ERROR, counted in
+    # ``inspect()`` and restarted with back-off; it never cancels this nursery.
     async with trio.open_nursery() as nursery:
         for name in ACTORS:
-            await nursery.start(rt.actors[name].run)
-        await nursery.start(rt.conversations.run)
-        nursery.start_soon(rt._status_loop)
+            health = rt.task_health[name] = TaskHealth(f"{name} (actor tasks and fade)")
+            await nursery.start(supervise, functools.partial(_as_actor, rt.actors[name].run),
+                                health)
+        health = rt.task_health["conversations"] = TaskHealth("conversation layer")
+        await nursery.start(supervise, rt.conversations.run, health)
+        health = rt.task_health["status"] = TaskHealth("status line")
+        await nursery.start(supervise, rt._status_loop, health)
         try:
             yield
         finally:
             nursery.cancel_scope.cancel()
+
+
+async def _as_actor(run: Any, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                    ) -> None:
+    """Run an actor's task tree marked as an actor's (see :data:`_ACTOR_TASK`)."""
+    _ACTOR_TASK.set(True)  # this task's context, inherited by every task it starts
+    await run(task_status=task_status)
+
+
+def observable_kinds(config: Config, *, internal: bool = False) -> frozenset[str]:
+    """The kinds ``observe`` accepts: every kind of the substrate but the internal ones
+    (``fade``, the actors' ``draft`` and ``mood``, the conversation layer's kinds),
+    which only their own writers (an actor's task: ``internal``) may append."""
+    from solace.conversation.events import CONVERSATION_KINDS
+    from substrate import BUILTIN_KINDS
+
+    every = BUILTIN_KINDS | set(extra_kinds(config))
+    if internal:
+        return frozenset(every)
+    return public_kinds(every, (FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS))
 
 
 def extra_kinds(config: Config) -> tuple[str, ...]:

@@ -39,8 +39,8 @@ async def test_a_draft_is_private_to_its_author(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
-        draft = await rt.agent("Main").observe(
-            "Draft: maybe mention the zebra sanctuary fundraiser", kind="draft"
+        draft = await rt.observe_internal(
+            "Draft: maybe mention the zebra sanctuary fundraiser", author="Main", kind="draft"
         )
         record = rt.memories["Main"].working.get(draft)
         assert record is not None and record.private

@@ -33,7 +33,7 @@ async def test_clean_shutdown_and_restart_lose_nothing(tmp_path: Path) -> None:
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
         ids = await fill(rt)
-        await rt.agent("Main").observe("a thought to keep", kind="draft")
+        await rt.observe_internal("a thought to keep", author="Main", kind="draft")
         before = state(rt)
         last_id = rt.substrate.last_id
     for name in ("Supervisor", "Main"):
