@@ -40,6 +40,8 @@ log = logging.getLogger("solace.http")
 
 MAX_BODY_BYTES = 1 << 20
 """Default request body limit (1 MiB); larger bodies are refused with 413."""
+DRAIN_FACTOR = 8
+"""An oversized body is read (and dropped) up to this many times the limit before the 413."""
 
 Handler = Callable[["Call"], Awaitable[Any]]
 
@@ -109,16 +111,21 @@ class _Server:
     async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any]:
         limit = self.max_body_bytes
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise HttpError(413, "payload_too_large",
-                            f"the body is {declared} bytes; the limit is {limit} bytes")
         chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
-                raise HttpError(413, "payload_too_large",
-                                f"the body is over the limit of {limit} bytes")
+                # Read on (discarding) up to DRAIN_FACTOR x the limit, so a client still
+                # uploading sees the 413 instead of a reset connection; past that, stop.
+                if size > DRAIN_FACTOR * limit:
+                    break
+                chunks.clear()
+                continue
             chunks.append(chunk)
+        if size > limit:
+            what = f"{declared} bytes" if declared and declared.isdigit() else "over the limit"
+            raise HttpError(413, "payload_too_large",
+                            f"the body is {what}; the limit is {limit} bytes")
         if ep.body is None:
             return {}
         raw = b"".join(chunks)

@@ -132,10 +132,9 @@ async def serve(
                 task_status.started(Serving(url, bound, admin_token, path, stop.set))
                 await stop.wait()
                 nursery.cancel_scope.deadline = trio.current_time() + GRACE_SECONDS + 1
+            with trio.move_on_after(FLUSH_SECONDS):  # a clean stop: run what was scheduled
+                await app.flush()
         finally:
-            with trio.CancelScope(shield=True):
-                remove_serve_file(root)
-                with trio.move_on_after(FLUSH_SECONDS):
-                    await app.flush()
+            remove_serve_file(root)
     log.info("stopped serving %s; memories snapshotted, substrate flushed", root)
 
