@@ -367,6 +367,16 @@ def rows_deleted_segments(opts: argparse.Namespace) -> list[Row]:
 #: The rows, in table order. Append functions here (see the module docstring).
 ROWS: list[RowFn] = [rows_sigkill, rows_byte_flips, rows_truncation, rows_deleted_segments]
 
+
+def rows_concurrent_observe_recall(opts: argparse.Namespace) -> list[Row]:
+    """Recall under concurrent observers, fade on (``reliability_rows_runtime.py``)."""
+    from reliability_rows_runtime import rows_runtime  # imported late: loads the runtime
+
+    return rows_runtime(opts)
+
+
+ROWS.append(rows_concurrent_observe_recall)
+
 _COLUMNS = (("row", "row", 72), ("trials", "trials", 6),
             ("detected_and_named", "detected+named", 14), ("acked_lost", "acked lost", 10),
             ("forged_or_wrong", "forged/wrong", 12), ("process_deaths", "deaths", 6))
