@@ -112,9 +112,9 @@ def describe(exc: BaseException, command: str) -> tuple[str, int]:
             text += f" (see `{command} --help`)"
     elif isinstance(exc, SubstrateLockedError):
         where = f" ({exc.args[0].split(' is already open')[0]})" if exc.args else ""
-        text = (f"another process holds this home{where}: is `solace run` running? Stop it, "
-                "or type the command in its REPL (/help lists them); a later `solace "
-                "serve` will let commands talk to a running Solace")
+        text = (f"another process holds this home{where}: is `solace run` running? Or "
+                "`solace serve`? Stop it, or use it instead: type the command in the REPL "
+                "of `solace run` (/help lists them), or call the HTTP API of `solace serve`")
     elif isinstance(exc, ConfigError):
         text = f"{exc}; fix the config file (config/solace.toml lists every key)"
     elif isinstance(exc, SubstrateError):
