@@ -13,8 +13,6 @@ are rebuilt from it.
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -73,13 +71,6 @@ _ACTOR_CLASSES: Mapping[str, type[Actor]] = {
 }
 _LISTENER_BUFFER = 256
 
-# Set in each actor's task tree (and so in every task it starts): events an actor
-# writes itself (Main's private drafts) may use the internal kinds a public caller may not.
-_ACTOR_TASK: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "solace_actor_task", default=False
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One event for :meth:`Runtime.observe_many` (fields as in ``Actor.observe``)."""
@@ -126,8 +117,9 @@ class Runtime:
         self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
-            config=config, clock=clock, observe=self.observe, recall=self.recall,
-            send=self.send, publish=self.publish, last_event_ts=lambda: self.last_event_ts,
+            config=config, clock=clock, observe=self.observe,
+            observe_internal=self.observe_internal, recall=self.recall, send=self.send,
+            publish=self.publish, last_event_ts=lambda: self.last_event_ts,
         )
 
     # -------------------------------------------------------------- actors
@@ -170,8 +162,8 @@ class Runtime:
         Every argument is checked first (:func:`solace.validation.check_observation`;
         ``author`` by the speaker rules), so a refused call changes nothing: not the
         clock, not the substrate, not a tier. ``kind`` must be a public kind (see
-        :func:`observable_kinds`), unless the call comes from an actor's own task (an
-        actor writing its private draft): those are internal writers.
+        :func:`observable_kinds`); Solace's own writers (Main's private drafts) use
+        :meth:`observe_internal`.
 
         Raises:
             solace.validation.InvalidObservationError: a refused value (a
@@ -179,7 +171,7 @@ class Runtime:
                 wrong type), naming the field and the value.
         """
         return await self._observe(text, author, kind, at, attrs, emotional_weight, tags,
-                                   internal=_ACTOR_TASK.get())
+                                   internal=False)
 
     async def observe_internal(
         self,
@@ -235,7 +227,7 @@ class Runtime:
         for index, item in enumerate(items):
             try:
                 checked.append(self._check(item.text, item.speaker, item.kind, item.at,
-                                           item.attrs, None, (), internal=_ACTOR_TASK.get()))
+                                           item.attrs, None, (), internal=False))
             except InvalidObservationError as exc:  # the same error, naming the item
                 raise type(exc)(f"item {index}: {exc}") from None
         rows = [
@@ -578,7 +570,7 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
     async with trio.open_nursery() as nursery:
         for name in ACTORS:
             health = rt.task_health[name] = TaskHealth(f"{name} (actor tasks and fade)")
-            await nursery.start(supervise, functools.partial(_as_actor, rt.actors[name].run),
+            await nursery.start(supervise, rt.actors[name].run,
                                 health)
         health = rt.task_health["conversations"] = TaskHealth("conversation layer")
         await nursery.start(supervise, rt.conversations.run, health)
@@ -590,17 +582,10 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
             nursery.cancel_scope.cancel()
 
 
-async def _as_actor(run: Any, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-                    ) -> None:
-    """Run an actor's task tree marked as an actor's (see :data:`_ACTOR_TASK`)."""
-    _ACTOR_TASK.set(True)  # this task's context, inherited by every task it starts
-    await run(task_status=task_status)
-
-
 def observable_kinds(config: Config, *, internal: bool = False) -> frozenset[str]:
     """The kinds ``observe`` accepts: every kind of the substrate but the internal ones
     (``fade``, the actors' ``draft`` and ``mood``, the conversation layer's kinds),
-    which only their own writers (an actor's task: ``internal``) may append."""
+    which only their own writers (``Runtime.observe_internal``) may append."""
     from solace.conversation.events import CONVERSATION_KINDS
     from substrate import BUILTIN_KINDS
 

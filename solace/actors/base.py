@@ -117,9 +117,11 @@ class Actor:
         Returns:
             The event's entry id.
         """
+        if isinstance(tags, str):
+            raise TypeError(f"tags must be a sequence of strings, not the string {tags!r}")
         return await self.ctx.observe(
-            text, author=speaker or self.name, kind=kind, at=at, attrs=attrs,
-            emotional_weight=emotional_weight, tags=tuple(tags),
+            text, author=self.name if speaker is None else speaker, kind=kind, at=at,
+            attrs=attrs, emotional_weight=emotional_weight, tags=tuple(tags),
         )
 
     async def recall(

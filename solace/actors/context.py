@@ -1,7 +1,8 @@
 """What an actor may do outside itself: the narrow context the runtime hands it.
 
 An actor never holds the runtime. It gets an :class:`ActorContext`: append an event
-(``observe``), recall over the tiers (``recall``), send a message to a peer's inbox
+(``observe``, or ``observe_internal`` for its own private kinds), recall over the
+tiers (``recall``), send a message to a peer's inbox
 (``send``), hand speech to listeners (``publish``), read the clock and the config,
 and the time of the newest event not written by Time. The runtime builds one per
 process; tests can build one from plain functions. So the dependency runs one way:
@@ -63,7 +64,9 @@ class ActorContext:
     Attributes:
         config: the runtime's config (read-only).
         clock: the runtime's clock.
-        observe: append and deliver an event (validated by the runtime).
+        observe: append and deliver an event of a public kind (validated by the runtime).
+        observe_internal: the same for the internal kinds an actor writes itself (a
+            private ``draft``); every other check stands.
         recall: recall from an agent's point of view.
         send: put a message in a peer's inbox (``send("Mouth", draft)``); raises
             ``KeyError`` naming the known agents for an unknown peer.
@@ -74,6 +77,7 @@ class ActorContext:
     config: Config
     clock: Clock
     observe: Observe
+    observe_internal: Observe
     recall: Recall
     send: Callable[[str, Message], Awaitable[None]]
     publish: Callable[[Speech], Awaitable[None]]

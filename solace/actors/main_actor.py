@@ -218,7 +218,7 @@ class MainActor(Actor):
             step.detect_use(answer)
         if session is not None:
             answer = await session.dispatch(answer)
-        draft_id = await self.observe(answer, kind="draft")
+        draft_id = await self.ctx.observe_internal(answer, author=self.name, kind="draft")
         self.answered += 1
         if session is None:
             await self.ctx.send("Mouth", DraftMessage(answer, draft_id, reply))
