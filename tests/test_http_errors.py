@@ -60,6 +60,17 @@ async def test_memory_ids_outside_the_rule_are_refused_naming_id_and_rule(
         assert ok.status_code == 200
 
 
+async def test_text_the_substrate_cannot_store_is_400_and_chat_still_answers(
+        tmp_path: Path) -> None:
+    async with running(tmp_path) as (_, client):
+        r = await client.post("/chat", json={"message": "M\x7f\u00e4q\x13"})
+        assert r.status_code == 400 and "$.message: holds U+0013 at index 4" in _error(r)["detail"]
+        r = await client.post("/observe", json={"text": "a\x00b", "speaker": "user"})
+        assert r.status_code == 400 and "U+0000" in _error(r)["detail"]
+        r = await client.post("/chat", json={"message": "still there?"})
+        assert r.status_code == 200 and r.json()["text"]
+
+
 async def test_bodies_over_the_limit_are_413_json(tmp_path: Path) -> None:
     async with running(tmp_path, max_body_bytes=1 << 20) as (_, client):
         big = b'{"message": "' + b"x" * (1 << 20) + b'"}'

@@ -33,6 +33,7 @@ from solace.offload import Offloader
 from solace.surfaces.http.metrics import CONTENT_TYPE, Histogram, render
 from solace.surfaces.http.routes import ENDPOINTS, Endpoint, check, openapi_document
 from solace.surfaces.http.tokens import Grant, TokenStore
+from substrate.xmlcodec import find_illegal_char
 
 __all__ = ["MAX_BODY_BYTES", "HttpError", "build_app"]
 
@@ -40,6 +41,8 @@ log = logging.getLogger("solace.http")
 
 MAX_BODY_BYTES = 1 << 20
 """Default request body limit (1 MiB); larger bodies are refused with 413."""
+CHAT_TIMEOUT = 300.0
+"""Seconds a chat turn may take before the request is answered 504."""
 DRAIN_FACTOR = 8
 """An oversized body is read (and dropped) up to this many times the limit before the 413."""
 
@@ -77,8 +80,9 @@ class Call:
 
 class _Server:
     def __init__(self, app: Solace, tokens: TokenStore, offloader: Offloader,
-                 max_body_bytes: int, version: str) -> None:
+                 max_body_bytes: int, version: str, chat_timeout: float) -> None:
         self.app, self.tokens, self.offloader = app, tokens, offloader
+        self.chat_timeout = chat_timeout
         self.max_body_bytes = max_body_bytes
         self.document = openapi_document(version=version, max_body_bytes=max_body_bytes)
         self.requests: Counter[tuple[str, str, int]] = Counter()
@@ -220,7 +224,16 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         return Response(text, 200, media_type=CONTENT_TYPE)
 
     async def chat(call: Call) -> Any:
-        reply = await app.chat(call.body["message"])
+        message = call.body["message"]
+        bad = find_illegal_char(message)
+        if bad is not None:  # refused here: the runtime would fail inside Main, not here
+            raise SchemaError("$.message", f"holds U+{bad[1]:04X} at index {bad[0]}, which "
+                              "the substrate cannot store (C0 controls other than TAB/LF/CR, "
+                              "lone surrogates, U+FFFE/U+FFFF)")
+        with trio.move_on_after(s.chat_timeout) as waited:
+            reply = await app.chat(message)
+        if waited.cancelled_caught:
+            raise HttpError(504, "timeout", f"no reply within {s.chat_timeout:g} s")
         return {**asdict(reply), "memory": call.body.get("memory"),
                 "memory_store": call.body.get("memory_store")}
 
@@ -314,7 +327,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def build_app(app: Solace, tokens: TokenStore, *, offloader: Offloader | None = None,
-              max_body_bytes: int = MAX_BODY_BYTES, version: str = "0.1.0") -> Starlette:
+              max_body_bytes: int = MAX_BODY_BYTES, version: str = "0.1.0",
+              chat_timeout: float = CHAT_TIMEOUT) -> Starlette:
     """The ASGI application serving ``app`` over HTTP.
 
     Args:
@@ -323,8 +337,10 @@ def build_app(app: Solace, tokens: TokenStore, *, offloader: Offloader | None = 
         offloader: where token-file writes run (default: a one-thread offloader).
         max_body_bytes: request bodies larger than this are refused with 413.
         version: the ``info.version`` of the OpenAPI document.
+        chat_timeout: seconds a chat turn may take before it is answered 504.
     """
-    server = _Server(app, tokens, offloader or Offloader(1), max_body_bytes, version)
+    server = _Server(app, tokens, offloader or Offloader(1), max_body_bytes, version,
+                     chat_timeout)
     handlers = _handlers(server)
 
     def route(ep: Endpoint) -> Route:

@@ -214,6 +214,8 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         responses["404"] = {"description": "no such topic, session or fact", **error}
     if ep.body is not None:
         responses["413"] = {"description": "the body is over the size limit", **error}
+    if ep.name == "chat":
+        responses["504"] = {"description": "no reply within the chat timeout", **error}
     op: dict[str, Any] = {"operationId": ep.name, "summary": ep.summary, "responses": responses}
     if ep.description:
         op["description"] = ep.description
