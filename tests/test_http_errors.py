@@ -67,6 +67,10 @@ async def test_text_the_substrate_cannot_store_is_400_and_chat_still_answers(
         assert r.status_code == 400 and "$.message: holds U+0013 at index 4" in _error(r)["detail"]
         r = await client.post("/observe", json={"text": "a\x00b", "speaker": "user"})
         assert r.status_code == 400 and "U+0000" in _error(r)["detail"]
+        r = await client.post("/chat", json={"message": " \n\t "})
+        assert r.status_code == 400 and "non-whitespace" in _error(r)["detail"]
+        r = await client.get("/facts/a%07b")
+        assert r.status_code == 400 and "path.key: holds U+0007" in _error(r)["detail"]
         r = await client.post("/chat", json={"message": "still there?"})
         assert r.status_code == 200 and r.json()["text"]
 

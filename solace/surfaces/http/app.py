@@ -31,9 +31,14 @@ from solace.app import AppError, NotFoundError, Solace
 from solace.models.schema import SchemaError
 from solace.offload import Offloader
 from solace.surfaces.http.metrics import CONTENT_TYPE, Histogram, render
-from solace.surfaces.http.routes import ENDPOINTS, Endpoint, check, openapi_document
+from solace.surfaces.http.routes import (
+    ENDPOINTS,
+    Endpoint,
+    check,
+    openapi_document,
+    path_schema,
+)
 from solace.surfaces.http.tokens import Grant, TokenStore
-from substrate.xmlcodec import find_illegal_char
 
 __all__ = ["MAX_BODY_BYTES", "HttpError", "build_app"]
 
@@ -182,6 +187,8 @@ class _Server:
     async def dispatch(self, ep: Endpoint, handler: Handler, request: Request) -> Response:
         try:
             grant = self._grant(request, ep)
+            if ep.params:
+                check(dict(request.path_params), path_schema(ep), "path")
             query = self._query(request, ep)
             body = await self._body(request, ep)
             call = Call(request, dict(request.path_params), query, body, grant)
@@ -224,12 +231,7 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         return Response(text, 200, media_type=CONTENT_TYPE)
 
     async def chat(call: Call) -> Any:
-        message = call.body["message"]
-        bad = find_illegal_char(message)
-        if bad is not None:  # refused here: the runtime would fail inside Main, not here
-            raise SchemaError("$.message", f"holds U+{bad[1]:04X} at index {bad[0]}, which "
-                              "the substrate cannot store (C0 controls other than TAB/LF/CR, "
-                              "lone surrogates, U+FFFE/U+FFFF)")
+        message = call.body["message"]  # XML-safe: the runtime would fail inside Main
         with trio.move_on_after(s.chat_timeout) as waited:
             reply = await app.chat(message)
         if waited.cancelled_caught:

@@ -22,15 +22,19 @@ from solace.actors.routing import ACTORS
 from solace.app.api import CURATIONS
 from solace.conversation.model import EXIT_TRIGGERS
 from solace.models.schema import SchemaError, validate
+from solace.validation import MAX_SPEAKER_CHARS
+from substrate.xmlcodec import find_illegal_char
 
 __all__ = [
     "ENDPOINTS",
     "MEMORY_ID_PATTERN",
     "MEMORY_ID_RULE",
+    "TEXT_PATTERN",
     "Access",
     "Endpoint",
     "check",
     "openapi_document",
+    "path_schema",
 ]
 
 MEMORY_ID_PATTERN = "^[A-Za-z0-9_-]{1,128}$"
@@ -46,11 +50,21 @@ _MEMORY_NOTE = (
     "shared runtime."
 )
 
+_ILLEGAL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\ud800-\udfff\ufffe\uffff"
+TEXT_PATTERN = rf"^[^{_ILLEGAL}]*[^\s{_ILLEGAL}][^{_ILLEGAL}]*$"
+"""Text the substrate can store (XML 1.0 characters) with one non-whitespace character."""
+TEXT_RULE = ("at least one non-whitespace character, and none the substrate cannot store "
+             "(C0 controls other than TAB/LF/CR, lone surrogates, U+FFFE/U+FFFF)")
+
 _MEMORY_ID: dict[str, Any] = {
     "type": "string", "pattern": MEMORY_ID_PATTERN, "description": MEMORY_ID_RULE,
 }
-_TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 100_000}
-_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 256}
+_TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 100_000,
+                         "pattern": TEXT_PATTERN, "description": TEXT_RULE}
+_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_SPEAKER_CHARS,
+                         "pattern": TEXT_PATTERN, "description": TEXT_RULE}
+_PARAM: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
+                          "pattern": TEXT_PATTERN, "description": TEXT_RULE}
 _AGENT: dict[str, Any] = {"type": "string", "enum": list(ACTORS), "default": "Main"}
 
 
@@ -155,6 +169,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
+def path_schema(ep: Endpoint) -> dict[str, Any]:
+    """JSON Schema of ``ep``'s path parameters (an object of strings)."""
+    return _object(ep.params, **dict.fromkeys(ep.params, _PARAM))
+
+
 def _strip(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` without the ``pattern`` keywords the validator's subset lacks."""
     out: dict[str, Any] = {}
@@ -173,9 +192,13 @@ def _strip(schema: Mapping[str, Any]) -> dict[str, Any]:
 def _patterns(instance: object, schema: Mapping[str, Any], path: str) -> None:
     pattern = schema.get("pattern")
     if pattern is not None and isinstance(instance, str) and not re.search(pattern, instance):
+        bad = find_illegal_char(instance)
+        if bad is not None:
+            raise SchemaError(path, f"holds U+{bad[1]:04X} at index {bad[0]}, which the "
+                                    "substrate cannot store (C0 controls other than "
+                                    "TAB/LF/CR, lone surrogates, U+FFFE/U+FFFF)")
         rule = schema.get("description", pattern)
-        raise SchemaError(path, f"{instance[:140]!r} does not match the rule: {rule} "
-                                f"({pattern})")
+        raise SchemaError(path, f"{instance[:140]!r} does not match the rule: {rule}")
     if isinstance(instance, dict):
         for key, sub in schema.get("properties", {}).items():
             if key in instance:
@@ -221,9 +244,8 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         op["description"] = ep.description
     if ep.access == "public":
         op["security"] = []
-    parameters = [{"name": p, "in": "path", "required": True,
-                   "schema": {"type": "string", "minLength": 1, "maxLength": 256}}
-                  for p in ep.params]
+    parameters = [{"name": p, "in": "path", "required": True, "schema": s}
+                  for p, s in path_schema(ep)["properties"].items()]
     if ep.query is not None:
         required = set(ep.query.get("required", ()))
         parameters += [{"name": n, "in": "query", "required": n in required, "schema": s}
