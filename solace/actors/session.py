@@ -56,11 +56,13 @@ class MainSession:
         self.tool_calls = 0
 
     async def session(self) -> str:
-        """The session id, opening the session on first use."""
+        """The session id: the scope's current session, continued across restarts
+        (one is opened only for a scope that has none)."""
         if self.session_id is None:
             from solace.conversation import DEFAULT_SCOPE
+            from solace.conversation.sessions import resume_session
 
-            session = await self.conversations.open_session(DEFAULT_SCOPE)
+            session = await resume_session(self.conversations, DEFAULT_SCOPE)
             self.session_id = str(session.session_id)
         return self.session_id
 

@@ -21,6 +21,7 @@ from typing import Any
 from solace.actors.routing import ACTORS, speaker_of
 from solace.conversation import DEFAULT_SCOPE
 from solace.conversation.model import EXIT_TRIGGERS, Scope, Trigger
+from solace.conversation.sessions import current_session
 from solace.memory.record import Hit
 from solace.runtime import Runtime
 
@@ -188,10 +189,10 @@ class Solace:
     # -- topics and curation ---------------------------------------------------------
 
     def topics(self) -> list[TopicView]:
-        """The scope's topics, oldest first, with the active one marked."""
+        """The scope's topics, oldest first, with the one active topic marked."""
         conv = self._conversations()
-        active = {s.active_topic_id for s in conv.sessions(self.scope)}
-        return [self._topic_view(t, t.topic_id in active) for t in conv.topics_of(self.scope)]
+        active = self._active_topic()
+        return [self._topic_view(t, t.topic_id == active) for t in conv.topics_of(self.scope)]
 
     async def curate(self, topic_id: str, action: str) -> TopicView:
         """The user's curation move (``promote``, ``demote``, ``deprecate``, ``undeprecate``)."""
@@ -200,8 +201,7 @@ class Solace:
         conv = self._conversations()
         self._topic(topic_id)
         topic = await conv.curate(topic_id, action)
-        active = {s.active_topic_id for s in conv.sessions(self.scope)}
-        return self._topic_view(topic, topic.topic_id in active)
+        return self._topic_view(topic, topic.topic_id == self._active_topic())
 
     async def evaluate(self, session_id: str, trigger: Trigger = "manual") -> None:
         """Seed 000's evaluation: exit triggers are debounced, ``manual`` runs now."""
@@ -273,6 +273,11 @@ class Solace:
     def _agent(self, name: str) -> None:
         if name not in ACTORS:
             raise UnknownAgentError(f"unknown agent {name!r} (agents are {', '.join(ACTORS)})")
+
+    def _active_topic(self) -> str | None:
+        """The scope's one active topic: its current session's (older sessions' are not)."""
+        session = current_session(self._conversations(), self.scope)
+        return None if session is None else str(session.active_topic_id)
 
     def _conversations(self) -> Any:
         conv = self.runtime.conversations
