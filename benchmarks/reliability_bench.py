@@ -377,6 +377,30 @@ def rows_concurrent_observe_recall(opts: argparse.Namespace) -> list[Row]:
 
 ROWS.append(rows_concurrent_observe_recall)
 
+
+def rows_home_files(opts: argparse.Namespace) -> list[Row]:
+    """Snapshot tampering and ENOSPC at each write site (``reliability_rows_home.py``),
+    in this table's columns; their own columns are kept in the JSON."""
+    import reliability_rows_home as home  # imported late: loads FAISS and the models
+
+    out: list[Row] = []
+    for r in home.row_snapshot_tampering():
+        if "unsealed" in r["row"]:
+            continue  # the old format's baseline: reliability_rows_home.py reports it
+        out.append(row(r["row"], r["flips"], r["refused"], r["flips"], 0,
+                       r["forged_loads"] + r["wrong_recalls"], 0, ms_per_check=r["ms_per_check"]))
+    for r in home.row_enospc_sites():
+        kept = r["memory_unchanged"] and r["restart_restores_all"] and not r["tmp_left"]
+        out.append(row(r["row"], r["injected"], r["reported"], r["injected"],
+                       0 if kept else 1, 0, 0, tmp_left=r["tmp_left"]))
+    for r in home.row_fade_loop_on_full_disk():
+        out.append(row(r["row"], r["failed_steps"], r["failed_steps"] if r["paused"] else 0,
+                       r["failed_steps"], 0, 0, int(r["died"]), resumed=r["resumed"]))
+    return out
+
+
+ROWS.append(rows_home_files)
+
 _COLUMNS = (("row", "row", 72), ("trials", "trials", 6),
             ("detected_and_named", "detected+named", 14), ("acked_lost", "acked lost", 10),
             ("forged_or_wrong", "forged/wrong", 12), ("process_deaths", "deaths", 6))
