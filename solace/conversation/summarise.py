@@ -200,7 +200,9 @@ class Summariser:
             self._note_guard_failure()
             reasons = ", ".join(verdict.reasons)
             invented = f" (invented {', '.join(verdict.invented)})" if verdict.invented else ""
-            log.info("topic summary: LLM output failed the guard: %s%s", reasons, invented)
+            # The log file is plaintext: it names the reasons, never the invented words.
+            log.info("topic summary: LLM output failed the guard: %s (%d invented)", reasons,
+                     len(verdict.invented))
             return f"guard: {reasons}{invented}"
         with self._lock:
             self._failures_in_a_row = 0

@@ -16,6 +16,7 @@ out pending evaluations are run (not dropped) before the runtime closes.
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import signal
 import sys
@@ -251,7 +252,11 @@ def setup_logging(path: Path, *, verbose: bool) -> logging.Handler:
     Returns:
         The file handler installed on the root logger.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Plaintext beside sealed memory: owner-only, like every file under the home. Log
+    # lines name what happened (counts, ids, reasons), never what was said.
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    os.chmod(path, 0o600)
     root = logging.getLogger()
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     handler = logging.FileHandler(path, encoding="utf-8")
