@@ -14,8 +14,8 @@ are rebuilt from it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,7 @@ from solace.home import Home
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
+from solace.sealed import StorageFullError, is_storage_full, storage_full
 from solace.supervision import TaskHealth, supervise
 from solace.validation import (
     CheckedObservation,
@@ -199,14 +200,15 @@ class Runtime:
         attrs_copy = dict(checked.attrs) if checked.attrs is not None else None
         row = (who, checked.kind, checked.text, attrs_copy, ts)
         annotation = None
-        if weight is None and not marks:
-            entry_id = await self.substrate.append(*row[:3], attrs=attrs_copy, ts=ts)
-        else:
-            # The override goes in the same atomic write, right after its event.
-            annotation = Annotation(weight, marks)
-            entry_id, _ = await self.substrate.append_many([
-                row, ("Mood", MOOD_KIND, "", annotation_attrs(weight, marks), ts),
-            ])
+        with _storage_errors(f"a {checked.kind} event by {who}"):
+            if weight is None and not marks:
+                entry_id = await self.substrate.append(*row[:3], attrs=attrs_copy, ts=ts)
+            else:
+                # The override goes in the same atomic write, right after its event.
+                annotation = Annotation(weight, marks)
+                entry_id, _ = await self.substrate.append_many([
+                    row, ("Mood", MOOD_KIND, "", annotation_attrs(weight, marks), ts),
+                ])
         event = self._event(entry_id, ts, *row[:4])
         await self.deliver(event, annotation)
         return int(entry_id)
@@ -235,7 +237,8 @@ class Runtime:
              self._timestamp(item.ts))
             for item, who in checked
         ]
-        ids = await self.substrate.append_many(rows)
+        with _storage_errors(f"{len(rows)} events"):
+            ids = await self.substrate.append_many(rows)
         events = [self._event(eid, row[4], *row[:4]) for eid, row in zip(ids, rows, strict=True)]
         per_agent: dict[str, list[tuple[Any, Any]]] = {}
         for event in events:
@@ -522,6 +525,19 @@ async def open_runtime(
                 await _snapshot_all(memories)
             finally:
                 await substrate.aclose()
+
+
+@contextmanager
+def _storage_errors(what: str) -> Iterator[None]:
+    """A full or failing disk under an append surfaces as :class:`StorageFullError`
+    naming what could not be written (nothing was written: the substrate's append is
+    all or nothing)."""
+    try:
+        yield
+    except OSError as exc:
+        if is_storage_full(exc) and not isinstance(exc, StorageFullError):
+            raise storage_full(exc, what) from exc
+        raise
 
 
 async def _snapshot_all(memories: Mapping[str, Any]) -> None:

@@ -166,6 +166,7 @@ class MainActor(Actor):
         self.offloader = offloader
         self.session = session
         self.answered = 0
+        self.failed_turns = 0
         self.llm_failures = 0
         self.grounded = True  # questions about the user are answered from memory if need be
         # A small model reads the short prompt; a capable one the whole context stack.
@@ -178,7 +179,14 @@ class MainActor(Actor):
         if not isinstance(message, UserLine):
             await super().handle(message)
             return
-        await self.answer(message.text, message.reply)
+        try:
+            await self.answer(message.text, message.reply)
+        except OSError as exc:  # a full or failing disk: the turn could not be written
+            self.failed_turns += 1
+            log.error("Main: a turn could not be written (%s)", exc)
+            await _send(message.reply, Speech(
+                f"I could not finish that turn: {exc}. Recall still works; try again "
+                "once there is space.", None, None))
 
     async def answer(self, text: str, reply: trio.MemorySendChannel[Speech] | None) -> int:
         """Answer one user line; returns the draft's entry id (the speech follows via Mouth)."""
@@ -230,11 +238,7 @@ class MainActor(Actor):
             speech = await receive.receive()
         if speech.text:
             await session.record_reply(speech.text)
-        if reply is not None:
-            try:
-                await reply.send(speech)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # the asker stopped waiting; the speech is recorded all the same
+        await _send(reply, speech)
         return draft_id
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int,
@@ -262,6 +266,17 @@ class MainActor(Actor):
 
     def stats(self) -> dict[str, object]:
         out = super().stats()
-        out.update(answered=self.answered, llm_failures=self.llm_failures,
+        out.update(answered=self.answered, failed_turns=self.failed_turns,
+                   llm_failures=self.llm_failures,
                    answers_by=dict(self.answers_by))
         return out
+
+
+async def _send(reply: trio.MemorySendChannel[Speech] | None, speech: Speech) -> None:
+    """Hand ``speech`` to whoever waits for it, if anyone still does."""
+    if reply is None:
+        return
+    try:
+        await reply.send(speech)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the asker stopped waiting; the speech is recorded all the same

@@ -55,6 +55,7 @@ class Mouth(Actor):
         self.spoken = 0
         self.silenced = 0
         self.redacted_lines = 0
+        self.unrecorded = 0
 
     async def handle(self, message: Message) -> None:
         if not isinstance(message, DraftMessage):
@@ -67,7 +68,11 @@ class Mouth(Actor):
             self.silenced += 1
             log.info("Mouth: draft %s had nothing sayable", message.draft_id)
         else:
-            entry_id = await self.observe(spoken.text, kind="speech")
+            try:
+                entry_id = await self.observe(spoken.text, kind="speech")
+            except OSError as exc:  # a full disk: say it all the same, unrecorded
+                self.unrecorded += 1
+                log.error("Mouth: speech for draft %s not recorded (%s)", message.draft_id, exc)
             self.spoken += 1
         speech = Speech(spoken.text, entry_id, message.draft_id, spoken.dropped_narration,
                         spoken.dropped_credentials)
@@ -80,5 +85,6 @@ class Mouth(Actor):
 
     def stats(self) -> dict[str, object]:
         out = super().stats()
-        out.update(spoken=self.spoken, silenced=self.silenced, redacted_lines=self.redacted_lines)
+        out.update(spoken=self.spoken, silenced=self.silenced,
+                   redacted_lines=self.redacted_lines, unrecorded=self.unrecorded)
         return out
