@@ -175,7 +175,10 @@ class Solace:
         return [await self._cite(hit) for hit in hits]
 
     async def _cite(self, hit: Hit) -> RecallHit:
-        events = [await self.runtime.substrate.get(e) for e in hit.entry_ids]
+        # One worker-thread hop for all the hit's events, not one per event: an episode
+        # stands for dozens, and the hops were most of a recall's time (HTTP benchmark).
+        ids, event = hit.entry_ids, self.runtime.event
+        events = await self.runtime.offloader.run(lambda: [event(e) for e in ids])
         speakers = tuple(dict.fromkeys(speaker_of(e) for e in events))
         dia_ids = tuple(e.attrs["dia_id"] for e in events if "dia_id" in e.attrs)
         newest = max((e.ts for e in events), default=0.0)
