@@ -1,0 +1,219 @@
+"""HTTP load: bounded concurrent clients doing recall and observe against ``solace serve``.
+
+A home holding one LoCoMo conversation (imported with the real MiniLM embedder: every
+turn observed at its date under a :class:`solace.ReplayClock`, the fade settled at each
+session's end) is served by ``python -m solace serve`` in a child process on loopback.
+``--clients`` clients (httpx, one connection each) then loop for ``--seconds``: four
+recalls (the conversation's questions, in turn, ``k=10``) for every observe (a new line
+tagged with the client and its sequence number). Latency is measured in the client,
+per request, from send to the end of the body.
+
+Reported: p50/p95/p99 and throughput per operation, errors (any non-2xx or transport
+failure; should be 0), and, after a clean stop (SIGTERM), the events in the substrate
+that carry the benchmark's tag against those the server acknowledged (should be equal,
+and every acknowledged entry id must hold its own line). Target: recall p50 <= 25 ms
+with 10 clients.
+
+The server runs with ``models.llm_backend = "none"``: neither recall nor observe calls
+the LLM, and loading it would only take memory.
+
+Usage::
+
+    python benchmarks/http_load.py [DATA] [--clients 10] [--seconds 60] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import numpy as np  # noqa: E402
+import trio  # noqa: E402
+
+from solace.clock import ReplayClock  # noqa: E402
+from solace.config import load_config  # noqa: E402
+from solace.locomo import load_locomo, replay  # noqa: E402
+from solace.runtime import extra_kinds, open_runtime  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+TAG = "http_load"
+RECALLS_PER_OBSERVE = 4
+CONFIG_TOML = '[models]\nembedder = "minilm"\nllm_backend = "none"\n'
+
+
+async def build_home(home: Path, data: Path, config_file: Path) -> tuple[int, list[str]]:
+    """Import LoCoMo's first conversation into ``home``; (events, questions)."""
+    (conversation,) = load_locomo(data, limit=1)
+    async with open_runtime(home, load_config(config_file), clock=ReplayClock()) as rt:
+        await replay(rt, conversation)
+        await rt.settle()
+        events = rt.substrate.last_id
+    questions = [q.question for q in conversation.questions if q.question.strip()]
+    return events, questions
+
+
+def start_server(home: Path, config_file: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """``python -m solace serve`` on a free loopback port; (process, url, admin token)."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solace", "serve", "--home", str(home), "--port", "0",
+         "--config", str(config_file)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    if "serving on" not in line:
+        proc.kill()
+        raise SystemExit(f"solace serve did not start: {line!r} (see {home}/solace.log)")
+    info = json.loads((home / "serve.json").read_text())
+    return proc, info["url"], info["admin_token"]
+
+
+class Tally:
+    """Latencies (seconds) per operation, errors, and acknowledged observes."""
+
+    def __init__(self) -> None:
+        self.latency: dict[str, list[float]] = {"recall": [], "observe": []}
+        self.errors: list[str] = []
+        self.acked: dict[int, str] = {}
+
+
+async def client(url: str, token: str, number: int, questions: list[str], deadline: float,
+                 tally: Tally) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=1)
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60,
+                                 limits=limits) as http:
+        step = 0
+        while time.perf_counter() < deadline:
+            if step % (RECALLS_PER_OBSERVE + 1) == RECALLS_PER_OBSERVE:
+                op = "observe"
+                text = f"load line {step} from client {number}: the garden needs water"
+                body: dict[str, Any] = {"text": text, "speaker": f"client{number}",
+                                        "attrs": {"bench": TAG}}
+            else:
+                op = "recall"
+                body = {"query": questions[(number * 31 + step) % len(questions)], "k": 10}
+            start = time.perf_counter()
+            try:
+                r = await http.post(f"/{op}", json=body)
+                elapsed = time.perf_counter() - start
+                if r.status_code // 100 != 2:
+                    tally.errors.append(f"{op} {r.status_code} {r.text[:200]}")
+                else:
+                    tally.latency[op].append(elapsed)
+                    if op == "observe":
+                        tally.acked[r.json()["entry_id"]] = text
+            except httpx.HTTPError as exc:
+                tally.errors.append(f"{op} {type(exc).__name__}: {exc}")
+            step += 1
+
+
+def check_substrate(home: Path, config_file: Path, acked: dict[int, str]) -> dict[str, Any]:
+    """Events tagged by the benchmark in the substrate, against those acknowledged."""
+    from substrate import KeySource, open_substrate
+
+    config = load_config(config_file)
+    sub = open_substrate(home / "substrate", key_source=KeySource(
+        key_file=home / "substrate" / "substrate.key"), extra_kinds=extra_kinds(config),
+        read_only=True)
+    try:
+        tagged = {e.entry_id: e.content for e in sub.scan(kind="message")
+                  if e.attrs.get("bench") == TAG}
+    finally:
+        sub.close()
+    return {"tagged_events": len(tagged), "acknowledged": len(acked),
+            "equal": tagged == acked}
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50_ms": float("nan"), "p95_ms": float("nan"), "p99_ms": float("nan")}
+    ms = np.asarray(values) * 1000
+    return {f"p{q}_ms": round(float(np.percentile(ms, q)), 2) for q in (50, 95, 99)}
+
+
+async def run_load(url: str, token: str, clients: int, seconds: float,
+                   questions: list[str]) -> tuple[Tally, float]:
+    tally = Tally()
+    async with httpx.AsyncClient(base_url=url) as warm:  # one recall warms the model
+        await warm.post("/recall", json={"query": questions[0]},
+                        headers={"Authorization": f"Bearer {token}"}, timeout=120)
+    start = time.perf_counter()
+    deadline = start + seconds
+    async with trio.open_nursery() as nursery:
+        for n in range(clients):
+            nursery.start_soon(client, url, token, n, questions, deadline, tally)
+    return tally, time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" /
+                        "http_load.json")
+    args = parser.parse_args()
+    if not args.data.exists():
+        print(f"skipped: no LoCoMo data at {args.data}")
+        return 0
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory(prefix="solace-http-load-") as tmp:
+        home, config_file = Path(tmp) / "home", Path(tmp) / "solace.toml"
+        config_file.write_text(CONFIG_TOML)
+        t0 = time.perf_counter()
+        imported, questions = trio.run(build_home, home, args.data, config_file)
+        import_s = time.perf_counter() - t0
+        proc, url, token = start_server(home, config_file)
+        try:
+            tally, elapsed = trio.run(run_load, url, token, args.clients, args.seconds,
+                                      questions)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=120)
+        check = check_substrate(home, config_file, tally.acked)
+
+    rows = []
+    for op, values in tally.latency.items():
+        rows.append({"operation": op, "requests": len(values),
+                     "throughput_rps": round(len(values) / elapsed, 1), **percentiles(values)})
+    result = {
+        "clients": args.clients, "seconds": round(elapsed, 1),
+        "imported_events": imported, "import_seconds": round(import_s, 1),
+        "rows": rows, "errors": len(tally.errors), "error_samples": tally.errors[:5],
+        "substrate": check, "server_exit_code": code,
+        "recall_p50_target_ms": 25.0,
+        "recall_p50_met": rows[0]["p50_ms"] <= 25.0,
+    }
+    print(f"solace serve under load: {args.clients} clients, {elapsed:.1f} s, "
+          f"home of {imported} events (LoCoMo conv 0, MiniLM)")
+    print(f"{'operation':<10}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
+          f"{'p99 ms':>9}")
+    for row in rows:
+        print(f"{row['operation']:<10}{row['requests']:>10}{row['throughput_rps']:>9}"
+              f"{row['p50_ms']:>9}{row['p95_ms']:>9}{row['p99_ms']:>9}")
+    print(f"errors: {len(tally.errors)}; observes acknowledged {check['acknowledged']}, "
+          f"tagged events in the substrate {check['tagged_events']} "
+          f"(identical: {check['equal']}); server exit code {code}")
+    print(f"recall p50 {rows[0]['p50_ms']} ms (target <= 25 ms: "
+          f"{'met' if result['recall_p50_met'] else 'NOT met'})")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0 if not tally.errors and check["equal"] and code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
