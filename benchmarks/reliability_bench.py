@@ -391,8 +391,9 @@ def rows_home_files(opts: argparse.Namespace) -> list[Row]:
                        r["forged_loads"] + r["wrong_recalls"], 0, ms_per_check=r["ms_per_check"]))
     for r in home.row_enospc_sites():
         kept = r["memory_unchanged"] and r["restart_restores_all"] and not r["tmp_left"]
-        out.append(row(r["row"], r["injected"], r["reported"], r["injected"],
-                       0 if kept else 1, 0, 0, tmp_left=r["tmp_left"]))
+        named = r["injected"] if str(r["reported"]).startswith("StorageFullError") else 0
+        out.append(row(r["row"], r["injected"], named, r["injected"],
+                       0 if kept else 1, 0, 0, reported=r["reported"], tmp_left=r["tmp_left"]))
     for r in home.row_fade_loop_on_full_disk():
         out.append(row(r["row"], r["failed_steps"], r["failed_steps"] if r["paused"] else 0,
                        r["failed_steps"], 0, 0, int(r["died"]), resumed=r["resumed"]))
