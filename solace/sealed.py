@@ -61,6 +61,7 @@ __all__ = [
     "storage_full",
     "tighten",
     "unseal",
+    "write_private",
     "write_sealed",
 ]
 
@@ -233,14 +234,29 @@ def remove_stale_tmp(directory: str | os.PathLike[str]) -> list[Path]:
 
 def write_sealed(path: str | os.PathLike[str], plaintext: bytes, *, ring: KeyRing,
                  purpose: str, role: str, what: str | None = None) -> Path:
-    """Seal ``plaintext`` and write it to ``path`` atomically, mode 0600.
+    """Seal ``plaintext`` and write it to ``path`` with :func:`write_private`.
 
-    The directory is created 0700 if missing. Blocking (AES-GCM, fsync): call through
-    the offloader from async code.
+    Blocking (AES-GCM, fsync): call through the offloader from async code.
 
     Args:
         ring, purpose, role: as for :func:`seal`.
         what: how to name the content in an error (default: the path).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        As :func:`write_private`.
+    """
+    return write_private(path, seal(plaintext, ring=ring, purpose=purpose, role=role),
+                         what=what)
+
+
+def write_private(path: str | os.PathLike[str], data: bytes, *,
+                  what: str | None = None) -> Path:
+    """Write ``data`` to ``path`` atomically, mode 0600 in a 0700 directory (created if
+    missing): a temporary file created exclusively, fsynced, renamed over ``path``, the
+    directory fsynced. The one atomic writer for files under the home.
 
     Returns:
         ``path``.
@@ -252,7 +268,6 @@ def write_sealed(path: str | os.PathLike[str], plaintext: bytes, *, ring: KeyRin
     """
     path = Path(path)
     directory = secure_dir(path.parent)
-    data = seal(plaintext, ring=ring, purpose=purpose, role=role)
     tmp = directory / f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
