@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -62,14 +62,15 @@ class HttpError(Exception):
         self.status, self.error, self.detail = status, error, detail
 
 
-def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+def json_response(status: int, body: Any,
+                  headers: Mapping[str, str] | None = None) -> Response:
     """``body`` as a JSON response (non-JSON values rendered with ``str``)."""
     data = json.dumps(body, ensure_ascii=False, default=str).encode()
     return Response(data, status, headers=headers, media_type="application/json")
 
 
 def error_response(status: int, error: str, detail: str,
-                   headers: dict[str, str] | None = None) -> Response:
+                   headers: Mapping[str, str] | None = None) -> Response:
     """The one error shape: ``{"error": error, "detail": detail}``."""
     return json_response(status, {"error": error, "detail": detail}, headers)
 
@@ -120,7 +121,8 @@ class _Server:
     async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any]:
         limit = self.max_body_bytes
         declared = request.headers.get("content-length")
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:

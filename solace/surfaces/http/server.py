@@ -98,8 +98,11 @@ async def serve(
         task_status: receives a :class:`Serving` once the server listens and
             ``serve.json`` is written.
 
-    Returns when stopped (``Serving.stop``, a signal); on cancellation it closes the
-    same way, without the graceful wait for requests in flight.
+    Returns when stopped (``Serving.stop``, a signal): the listener closes, requests in
+    flight get ``GRACE_SECONDS``, scheduled evaluations run, ``serve.json`` is removed
+    and the runtime closes (snapshots, flush). On cancellation the runtime closes the
+    same way (its own guarantee) and ``serve.json`` is removed, without the grace period
+    or the scheduled evaluations.
     """
     from solace.runtime import open_runtime
 
@@ -121,8 +124,9 @@ async def serve(
             async with trio.open_nursery() as nursery:
                 if handle_signals:
                     nursery.start_soon(_watch_signals, stop)
-                binds = await nursery.start(
-                    partial(hyper_serve, asgi, hyper, shutdown_trigger=stop.wait))
+                binds = await nursery.start(partial(
+                    hyper_serve, asgi, hyper,  # type: ignore[arg-type]  # ASGI typing differs
+                    shutdown_trigger=stop.wait))
                 url = binds[0]
                 bound = int(url.rsplit(":", 1)[1])
                 path = await offloader.run(partial(
