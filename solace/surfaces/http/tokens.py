@@ -15,18 +15,15 @@ tokens themselves.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solace.sealed import FILE_MODE, secure_dir
-from substrate.segments import fsync_dir, write_all
+from solace.sealed import write_private
 
 __all__ = [
     "SERVE_FILE",
@@ -35,7 +32,6 @@ __all__ = [
     "TokenFileError",
     "TokenStore",
     "remove_serve_file",
-    "write_private",
     "write_serve_file",
 ]
 
@@ -71,35 +67,13 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, mode 0600: a temporary file created
-    exclusively 0600, fsynced, renamed over ``path``, the directory fsynced. A failed
-    write leaves ``path`` as it was and no temporary file."""
-    directory = secure_dir(path.parent)
-    tmp = directory / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        try:
-            os.fchmod(fd, FILE_MODE)
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        fsync_dir(directory)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_serve_file(home: Path, *, host: str, port: int, pid: int, admin_token: str) -> Path:
     """Write ``HOME/serve.json`` (0600) so local clients find the server and its admin
     token; returns its path."""
     path = home / SERVE_FILE
     info = {"host": host, "port": port, "pid": pid, "url": f"http://{host}:{port}",
             "admin_token": admin_token}
-    write_private(path, json.dumps(info, indent=2).encode() + b"\n")
+    write_private(path, json.dumps(info, indent=2).encode() + b"\n", what="serve.json")
     return path
 
 
@@ -159,6 +133,7 @@ class TokenStore:
 
     def save(self, content: Mapping[str, Any]) -> None:
         """Write ``content`` (from :meth:`issue`) atomically 0600, then adopt it."""
-        write_private(self.path, json.dumps(content, indent=1).encode() + b"\n")
+        write_private(self.path, json.dumps(content, indent=1).encode() + b"\n",
+                      what=f"the token file {self.path}")
         self._scoped = {str(e["sha256"]): frozenset(e["memory_ids"])
                         for e in content["tokens"]}
