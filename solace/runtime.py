@@ -54,6 +54,7 @@ from solace.validation import (
     InvalidObservationError,
     check_observation,
     check_speaker,
+    check_text,
     public_kinds,
 )
 
@@ -392,7 +393,13 @@ class Runtime:
             time_actor.resume()
 
     async def ask(self, text: str) -> Speech:
-        """Send a user line to Main and wait for what Mouth says back."""
+        """Send a user line to Main and wait for what Mouth says back.
+
+        Raises:
+            solace.validation.InvalidObservationError: ``text`` cannot be stored (blank,
+                or a character the substrate cannot carry); nothing was sent.
+        """
+        check_text(text)
         send, receive = trio.open_memory_channel[Speech](1)
         async with receive:
             await self.agent("Main").send(UserLine(text, send))

@@ -47,6 +47,7 @@ __all__ = [
     "ObservationTypeError",
     "check_observation",
     "check_speaker",
+    "check_text",
     "public_kinds",
 ]
 
@@ -153,6 +154,16 @@ def check_speaker(speaker: object, *, field: str = "speaker") -> str:
             f"(U+{ord(speaker[bad]):04X} at index {bad})"
         )
     return speaker
+
+
+def check_text(text: object) -> str:
+    """``text`` if it can be stored and recalled: a str holding something besides
+    whitespace and no character the substrate's XML cannot carry.
+
+    Raises:
+        InvalidObservationError: naming the value (``ObservationTypeError`` if not a str).
+    """
+    return _text(text)
 
 
 def _text(text: object) -> str:

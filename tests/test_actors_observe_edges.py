@@ -45,3 +45,14 @@ async def test_a_public_draft_is_refused_but_mains_own_drafts_are_written(
             await rt.agent("Main").observe("a private thought", kind="draft")
         await rt.ask("hello there")
         assert len(await rt.substrate.scan(kind="draft")) == 1
+
+
+async def test_a_chat_line_the_substrate_cannot_carry_is_refused_and_chat_goes_on(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        with pytest.raises(InvalidObservationError, match="text"):
+            await rt.ask("bell \x13 here")
+        with trio.fail_after(10**6):
+            speech = await rt.ask("hello there")
+        assert speech.text

@@ -39,6 +39,7 @@ from solace.conversation.answer import answer_with_memory, grounded_reply, is_re
 from solace.conversation.model import Fact, ThreadItem
 from solace.memory.record import Hit
 from solace.models.llm import ChatMessage, ModelError
+from substrate import SubstrateError
 
 __all__ = [
     "MainActor", "UserLine", "fallback_reply", "memory_block", "memory_lines", "tidy_reply",
@@ -181,7 +182,7 @@ class MainActor(Actor):
             return
         try:
             await self.answer(message.text, message.reply)
-        except OSError as exc:  # a full or failing disk: the turn could not be written
+        except (OSError, SubstrateError) as exc:  # a full or failing disk, a refused event
             self.failed_turns += 1
             log.error("Main: a turn could not be written (%s)", exc)
             await _send(message.reply, Speech(
