@@ -255,6 +255,7 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
                 ax.plot(TOKEN_CUTS, ys, marker="o", label=name,
                         linewidth=2.5 if name.startswith("Solace") else 1.5)
             ax.set_xscale("log")
+            ax.minorticks_off()
             ax.set_xticks(TOKEN_CUTS, [str(b) for b in TOKEN_CUTS])
             ax.set_ylim(0, 100)
             ax.set_xlabel("token budget (WordPiece)")
