@@ -40,6 +40,7 @@ tokens (see ``locomo_scoring`` for the exact rules):
 * ``id`` — secondary per-event-id evidence recall: any fitted hit standing for it;
 * ``ans`` — answer recall: the share of the gold answer's content words in the
   fitted hits' text;
+* ``tok@10`` — the mean tokens of the first ten hits (what a hit costs);
 * recall latency p50/p95; for Solace, replay time and the share of Main's records
   faded (rung >= 2 or long-term) when the questions are asked.
 
@@ -188,9 +189,9 @@ async def run_solace(conversations: Sequence[tuple[str, Conversation]], home: Pa
 OVERALL = (1, 2, 3, 4)
 GROUPS: list[tuple[str, tuple[int, ...]]] = [("overall 1-4", OVERALL)] + [
     (f"{c} {CATEGORIES[c]}", (c,)) for c in (1, 2, 3, 4, 5)]
-METRICS = [f"{m}@{b}" for m in ("ev", "id", "ans") for b in TOKEN_CUTS]
+METRICS = [f"{m}@{b}" for m in ("ev", "id", "ans") for b in TOKEN_CUTS] + ["tok@10"]
 SHOWN = [f"ev@{b}" for b in TOKEN_CUTS] + ["id@500", "id@1000"] + [
-    f"ans@{b}" for b in TOKEN_CUTS]
+    f"ans@{b}" for b in TOKEN_CUTS] + ["tok@10"]
 
 
 def _fmt(value: float | None) -> str:

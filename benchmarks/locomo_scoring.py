@@ -220,10 +220,14 @@ class Tally:
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def mean(self, categories: Sequence[int], metric: str) -> float | None:
-        """Mean over the categories as a percentage; None when nothing was counted."""
+        """Mean over the categories: shares as percentages, ``tok@`` counts as they are.
+
+        None when nothing was counted.
+        """
         total = sum(self.sums.get((c, metric), 0.0) for c in categories)
         n = self.n(categories, metric)
-        return 100.0 * total / n if n else None
+        scale = 1.0 if metric.startswith("tok@") else 100.0
+        return scale * total / n if n else None
 
     def n(self, categories: Sequence[int], metric: str) -> int:
         """How many questions of the categories were scored on ``metric``."""
@@ -233,7 +237,12 @@ class Tally:
 def score_question(
     tally: Tally, q: Any, ranked: Sequence[Injected], turn_words: dict[str, frozenset[str]]
 ) -> None:
-    """Add one question's evidence (headline and per-id) and answer recall at every budget."""
+    """Add one question's evidence (headline and per-id) and answer recall at every budget.
+
+    Also ``tok@10``: the tokens of its first ten hits (what a hit costs, by system).
+    ``q`` is a :class:`solace.locomo.Question` (``answer``, ``evidence``, ``category``).
+    """
+    tally.add(q.category, "tok@10", float(sum(h.tokens for h in ranked[:10])))
     words = word_set(q.answer) if q.answer else frozenset()
     for budget in TOKEN_CUTS:
         fitted = within_tokens(ranked, budget)

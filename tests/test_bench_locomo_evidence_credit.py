@@ -106,3 +106,4 @@ def test_score_question_adds_every_budget_for_headline_id_and_answer() -> None:
     assert tally.mean((4,), "ev@1000") == 100.0  # the second stands for D1:1 alone
     assert tally.mean((4,), "ans@1000") == 100.0
     assert tally.n((4,), "ev@2000") == 1
+    assert tally.mean((4,), "tok@10") == 600.0  # a count, not a share
