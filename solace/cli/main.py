@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "solace.cli.import_cmd",  # import locomo|jsonl
     "solace.cli.conversation_cmd",  # topics, facts, notes
     "solace.surfaces.http.cli",  # serve
+    "solace.surfaces.mcp.cli",  # mcp
     "substrate.cli",  # substrate verify|dump|stats|recover
 )
 

@@ -1,0 +1,50 @@
+"""``solace mcp [--home H] [--memory ID]``: the MCP server on stdio.
+
+Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
+stdout is the protocol: logs go to ``HOME/solace.log`` (and stderr with ``--verbose``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from solace.cli.errors import UsageError, guarded
+from solace.cli.options import add_common, config_of, usable_home
+from solace.surfaces.mcp.tools import DEFAULT_MEMORY_ID, MemoryIdError, check_memory_id
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``mcp`` to the ``solace`` command."""
+    mcp = subparsers.add_parser(
+        "mcp", help="serve memory as MCP tools over stdio (for an MCP client's config)")
+    mcp.add_argument("--memory", default=DEFAULT_MEMORY_ID, metavar="ID",
+                     help="the memory id the tools act for: 1 to 128 letters, digits, "
+                          f"'-' or '_' (default {DEFAULT_MEMORY_ID})")
+    add_common(mcp)
+    mcp.set_defaults(func=guarded(cmd_mcp))
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP on stdio until stdin closes; 0 after a clean stop."""
+    try:
+        memory_id = check_memory_id(args.memory)
+    except MemoryIdError as exc:
+        raise UsageError(f"--memory: {exc}") from exc
+    config = config_of(args)
+    home = usable_home(args.home)
+
+    async def main() -> None:
+        from solace.surfaces.mcp.server import serve_stdio
+        from solace.surfaces.repl import LOG_FILE, setup_logging
+
+        setup_logging(Path(home).expanduser() / LOG_FILE, verbose=args.verbose)
+        await serve_stdio(home, config, memory_id=memory_id)
+
+    trio.run(main)
+    return 0
