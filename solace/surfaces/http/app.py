@@ -330,6 +330,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
                           "an unexpected error; the server's log has the details")
 
 
+_MCP = Endpoint("POST", "/mcp", "mcp", "MCP over streamable HTTP", "memory")
+"""``/mcp`` for the token check: any valid token (admin or scoped) may call it."""
+
+
 def build_app(app: Solace, tokens: TokenStore, *, offloader: Offloader | None = None,
               max_body_bytes: int = MAX_BODY_BYTES, version: str = "0.1.0",
               chat_timeout: float = CHAT_TIMEOUT) -> Starlette:
@@ -355,7 +359,16 @@ def build_app(app: Solace, tokens: TokenStore, *, offloader: Offloader | None = 
 
         return Route(ep.path, endpoint, methods=[ep.method], name=ep.name)
 
-    asgi = Starlette(routes=[route(ep) for ep in ENDPOINTS],
+    from solace.surfaces.mcp.server import McpHttp
+
+    async def authorize(request: Request) -> Grant | Response | None:  # /mcp: the same token check
+        try:
+            return server._grant(request, _MCP)
+        except HttpError as exc:
+            return error_response(exc.status, exc.error, exc.detail, {"WWW-Authenticate": "Bearer"})
+
+    mcp = McpHttp(app, authorize)
+    asgi = Starlette(routes=[*(route(ep) for ep in ENDPOINTS), mcp.route()], lifespan=mcp.lifespan,
                      exception_handlers={HTTPException: _http_error, Exception: _http_error})
     asgi.state.server = server
     return asgi

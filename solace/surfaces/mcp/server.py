@@ -164,13 +164,14 @@ class McpHttp:
     Args:
         app: the application API.
         authorize: the server's token check for a request: the token's grant, or the
-            error response to send (401 missing or unknown token, as every endpoint).
+            error response to send (401 missing or unknown token, as every endpoint);
+            None (no grant) is refused with 401 too.
     """
 
     path = "/mcp"
 
     def __init__(self, app: Solace,
-                 authorize: Callable[[Request], Awaitable[Grant | Response]]) -> None:
+                 authorize: Callable[[Request], Awaitable[Grant | Response | None]]) -> None:
         self.authorize = authorize
         self.server = build_server(app, _ctx_memory)
         self.manager = StreamableHTTPSessionManager(app=self.server, json_response=True,
@@ -181,6 +182,9 @@ class McpHttp:
         granted = await self.authorize(request)
         if isinstance(granted, Response):
             await granted(scope, receive, send)
+            return
+        if granted is None:
+            await _error(401, "unauthorized", "/mcp needs a bearer token")(scope, receive, send)
             return
         try:
             scope[_SCOPE_KEY] = _request_memory(request, granted)
