@@ -14,6 +14,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from solace.conversation.curation import KEEP_MANUAL_MESSAGE
+
 TOOLS = {"remember", "recall", "recall_conversation", "notes", "important_info",
          "manage_topic_memory"}
 
@@ -71,3 +73,25 @@ async def test_mcp_over_http_needs_the_bearer_token_and_its_scope(tmp_path: Path
             assert r.status_code == 403 and "'bob'" in r.json()["detail"]
             r = await scoped.post(url, headers={"X-Solace-Memory": "no spaces"}, json={})
             assert r.status_code == 400 and "'no spaces'" in r.json()["detail"]
+
+
+async def test_mcp_tools_carry_seed_000s_guard_messages(tmp_path: Path) -> None:
+    async with running(tmp_path) as (serving, client):
+        url = f"{serving.url}/mcp"
+        await client.post("/chat", json={"message": "Let us plan the garden"})
+        (topic,) = (await client.get("/topics")).json()["topics"]
+        r = await client.post(f"/topics/{topic['topic_id']}/curate", json={"action": "demote"})
+        assert r.json()["keep_in_memory_manually_set"] is True
+        moved = await _call(url, serving.admin_token, "manage_topic_memory",
+                            {"action": "promote", "topic_id": topic["topic_id"]})
+        assert moved.is_error
+        assert _body(moved)["error"] == KEEP_MANUAL_MESSAGE
+        fact = await _call(url, serving.admin_token, "important_info",
+                           {"operation": "$set", "key": "pet", "value": "Biscuit"})
+        assert not fact.is_error
+        assert {"key": "pet", "value": "Biscuit"} in (await client.get("/facts")).json()["facts"]
+
+        token = (await client.post("/tokens", json={"memory_ids": ["a", "b"]})).json()["token"]
+        async with httpx.AsyncClient(timeout=30, headers=bearer(token)) as scoped:
+            r = await scoped.post(url, json={})
+            assert r.status_code == 403 and "name one with ?memory=ID" in r.json()["detail"]
