@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,14 @@ async def test_fade_task_failure_is_logged_and_does_not_stop_the_runtime(
         memory.fade_step = broken_step
         for i in range(6):
             await rt.agent("Main").observe(f"Turn {i} about the garden shed.", speaker="Jo")
-        await trio.sleep(30)  # two failures, back-off of 1 s then 2 s, then it fades again
+        # Two failures, back-off of 1 s then 2 s, then it fades again. Under the autojump
+        # clock virtual time runs on while the real step works in its thread, so wait
+        # for the pass itself, bounded in real time.
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and not (
+                failures > 2 and memory.counters.passes > passes):
+            await trio.sleep(1)
+            await trio.to_thread.run_sync(time.sleep, 0.005)
         stats = rt.inspect("Main")["Main"]
         assert stats["task_failures"] == 2 and stats["task_restarts"] == 2
         assert stats["last_task_error"] == (
