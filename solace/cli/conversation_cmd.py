@@ -3,8 +3,10 @@
 These commands open the home's substrate directly (not the runtime), rebuild the
 conversation projection, and append the user's decisions as events, so they are
 quick. User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
-exactly as the REPL's ``/promote`` and friends do. While ``solace run`` holds the
-substrate, these commands refuse (one line, exit 1): use those REPL commands instead.
+exactly as the REPL's ``/promote`` and friends do. While ``solace serve`` or ``solace run
+--serve`` holds the home, they ask that process over HTTP instead (the default scope
+only; ``notes replace`` and ``topics show`` have no HTTP endpoint and refuse); while a
+process that does not serve holds it, they refuse (one line, exit 1).
 
 Every command takes ``--home DIR`` (default ``~/.solace``) and the scope options
 ``--user``, ``--agent``, ``--org`` (defaults: the single-user scope of ``solace run``).
@@ -21,8 +23,17 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import UsageError, guarded
+from solace.app.api import FactView
+from solace.cli.errors import CliError, UsageError, guarded
 from solace.cli.options import add_common, config_of, existing_home, finish
+from solace.cli.remote import Remote, local_or_remote, quoted
+from solace.cli.views import (
+    fact_views,
+    format_fact_views,
+    format_topic_views,
+    topic_view,
+    topic_views_from_json,
+)
 from solace.clock import WallClock
 from solace.conversation import (
     CONVERSATION_KINDS,
@@ -33,7 +44,9 @@ from solace.conversation import (
     UnknownTopicError,
     open_conversations,
 )
-from solace.conversation.repl import format_facts, format_notes, format_topics
+from solace.conversation.model import Notes
+from solace.conversation.repl import format_notes
+from solace.conversation.sessions import current_session
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
@@ -44,6 +57,7 @@ from substrate.aio import open_trio_substrate
 __all__ = ["handle_repl_line", "register", "repl_commands"]
 
 Action = Callable[[Conversations, Scope, argparse.Namespace], Awaitable[str]]
+RemoteAction = Callable[[Remote, argparse.Namespace], str]
 
 
 def repl_commands() -> Mapping[str, str]:
@@ -76,11 +90,11 @@ def register(subparsers: Any) -> None:
     tsub = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = tsub.add_parser("list", help="this scope's topics and their memory state")
     _scoped(p)
-    p.set_defaults(func=_command(_topics_list))
+    p.set_defaults(func=_command(_topics_list, _remote_topics_list))
     p = tsub.add_parser("show", help="a topic's summary, flags, notes and thread")
     p.add_argument("topic_id")
     _scoped(p)
-    p.set_defaults(func=_command(_topics_show))
+    p.set_defaults(func=_command(_topics_show, _remote_topics_show))
     for action, text in (
         ("promote", "keep a topic in cross-session memory"),
         ("demote", "take a topic out of memory"),
@@ -90,7 +104,7 @@ def register(subparsers: Any) -> None:
         p = tsub.add_parser(action, help=text)
         p.add_argument("topic_id")
         _scoped(p)
-        p.set_defaults(func=_command(_topics_curate), curation=action)
+        p.set_defaults(func=_command(_topics_curate, _remote_topics_curate), curation=action)
 
     facts = subparsers.add_parser("facts", help="durable facts (never summarised)")
     fsub = facts.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -98,27 +112,27 @@ def register(subparsers: Any) -> None:
     p.add_argument("key")
     p.add_argument("value")
     _scoped(p)
-    p.set_defaults(func=_command(_facts_set))
+    p.set_defaults(func=_command(_facts_set, _remote_facts_set))
     p = fsub.add_parser("get", help="all facts, or one by key")
     p.add_argument("key", nargs="?")
     _scoped(p)
-    p.set_defaults(func=_command(_facts_get))
+    p.set_defaults(func=_command(_facts_get, _remote_facts_get))
     p = fsub.add_parser("unset", help="delete a fact")
     p.add_argument("key")
     _scoped(p)
-    p.set_defaults(func=_command(_facts_unset))
+    p.set_defaults(func=_command(_facts_unset, _remote_facts_unset))
 
     notes = subparsers.add_parser("notes", help="a topic's notes")
     nsub = notes.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = nsub.add_parser("show", help="active and archived notes of a topic")
     p.add_argument("topic_id")
     _scoped(p)
-    p.set_defaults(func=_command(_notes_show))
+    p.set_defaults(func=_command(_notes_show, _remote_notes_show))
     p = nsub.add_parser("add", help="append to a topic's active notes")
     p.add_argument("topic_id")
     p.add_argument("text")
     _scoped(p)
-    p.set_defaults(func=_command(_notes_add))
+    p.set_defaults(func=_command(_notes_add, _remote_notes_add))
     p = nsub.add_parser("replace", help="replace a topic's active notes")
     p.add_argument("topic_id")
     p.add_argument("text")
@@ -126,7 +140,8 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_command(_notes_replace))
 
 
-def _command(action: Action) -> Callable[[argparse.Namespace], int]:
+def _command(action: Action,
+             remote: RemoteAction | None = None) -> Callable[[argparse.Namespace], int]:
     def func(args: argparse.Namespace) -> int:
         finish(args)
         try:
@@ -136,7 +151,9 @@ def _command(action: Action) -> Callable[[argparse.Namespace], int]:
         config = config_of(args)
         read_only = (args.command, args.action) in READ_ONLY
         root = existing_home(args.home, config, substrate=read_only)
-        out = trio.run(_run, Home.at(root, config), scope, args, action)
+        out = local_or_remote(
+            root, lambda: trio.run(_run, Home.at(root, config), scope, args, action),
+            None if remote is None else lambda server: _remotely(server, scope, args, remote))
         print(out)
         return 0
 
@@ -166,8 +183,10 @@ def _topic_in_scope(conv: Conversations, scope: Scope, topic_id: str) -> None:
 
 
 async def _topics_list(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    active = [s.active_topic_id for s in conv.sessions(scope)]
-    return format_topics(conv.topics_of(scope), active)
+    session = current_session(conv, scope)
+    active = None if session is None else session.active_topic_id
+    return format_topic_views([topic_view(t, t.topic_id == active)
+                               for t in conv.topics_of(scope)])
 
 
 async def _topics_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
@@ -204,7 +223,7 @@ async def _facts_set(conv: Conversations, scope: Scope, args: argparse.Namespace
 async def _facts_get(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
     known = conv.facts(scope)
     if args.key is None:
-        return format_facts(known)
+        return format_fact_views(fact_views(known))
     if args.key not in known:
         raise UnknownFactError(f"no durable fact {args.key!r} for scope {scope.key}")
     return known[args.key].value
@@ -228,3 +247,60 @@ async def _notes_add(conv: Conversations, scope: Scope, args: argparse.Namespace
 async def _notes_replace(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
     _topic_in_scope(conv, scope, args.topic_id)
     return format_notes(await conv.replace_notes(args.topic_id, args.text))
+
+
+# -- the same commands against a serving process (solace.cli.remote) -------------------
+
+
+def _remotely(server: Remote, scope: Scope, args: argparse.Namespace,
+              remote: RemoteAction) -> str:
+    if scope != DEFAULT_SCOPE:
+        raise CliError(f"the home is served at {server.info.url}, which acts on the default "
+                       f"scope only, not {scope.key}; stop the server to use --user, --agent "
+                       "or --org")
+    return remote(server, args)
+
+
+def _remote_topics_list(server: Remote, args: argparse.Namespace) -> str:
+    return format_topic_views(topic_views_from_json(server.call("GET", "/topics")["topics"]))
+
+
+def _remote_topics_show(server: Remote, args: argparse.Namespace) -> str:
+    raise CliError(f"topics show needs the topic's thread, which the server at "
+                   f"{server.info.url} does not serve over HTTP; type /topics in the REPL, or "
+                   "stop the server and run this again")
+
+
+def _remote_topics_curate(server: Remote, args: argparse.Namespace) -> str:
+    answer = server.call("POST", f"/topics/{quoted(args.topic_id)}/curate",
+                         body={"action": args.curation})
+    (topic,) = topic_views_from_json([answer])
+    return f"{topic.topic_id}: {topic.state}"
+
+
+def _remote_facts_set(server: Remote, args: argparse.Namespace) -> str:
+    fact = server.call("PUT", f"/facts/{quoted(args.key)}", body={"value": args.value})
+    return f"{fact['key']} = {fact['value']}"
+
+
+def _remote_facts_get(server: Remote, args: argparse.Namespace) -> str:
+    if args.key is None:
+        facts = server.call("GET", "/facts")["facts"]
+        return format_fact_views([FactView(**f) for f in facts])
+    return str(server.call("GET", f"/facts/{quoted(args.key)}")["value"])
+
+
+def _remote_facts_unset(server: Remote, args: argparse.Namespace) -> str:
+    server.call("DELETE", f"/facts/{quoted(args.key)}")
+    return f"{args.key} unset"
+
+
+def _remote_notes_show(server: Remote, args: argparse.Namespace) -> str:
+    answer = server.call("GET", f"/topics/{quoted(args.topic_id)}/notes")
+    return format_notes(Notes(args.topic_id, active=str(answer["notes"])))
+
+
+def _remote_notes_add(server: Remote, args: argparse.Namespace) -> str:
+    answer = server.call("POST", f"/topics/{quoted(args.topic_id)}/notes",
+                         body={"text": args.text})
+    return format_notes(Notes(args.topic_id, active=str(answer["notes"])))

@@ -4,10 +4,13 @@
 the REPL of :mod:`solace.surfaces.repl` on stdin. With stdin closed it keeps
 running unattended, logging status every ``runtime.status_interval_seconds``,
 until SIGINT or SIGTERM; either way it exits by flushing the substrate and
-snapshotting every memory. It creates the home if there is none.
+snapshotting every memory. It creates the home if there is none. With ``--serve`` it
+also serves the HTTP API of ``solace serve`` on the same runtime (``HOME/serve.json``
+while it does), so other ``solace`` commands reach it.
 
 ``solace recall`` is read-only: it refuses a home that does not exist rather than
-creating an empty one, and checks its agent and ``-k`` before loading any model.
+creating an empty one, and checks its agent and ``-k`` before loading any model. While a
+serving process holds the home, it asks that process (:mod:`solace.cli.remote`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import trio
 
 from solace.cli.errors import UsageError, guarded
 from solace.cli.options import add_common, config_of, existing_home, usable_home
+from solace.surfaces.http.cli import DEFAULT_HOST, DEFAULT_PORT
 
 __all__ = ["register"]
 
@@ -30,6 +34,12 @@ def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="start the five actors and a REPL on stdin")
     run.add_argument("--exit-on-eof", action="store_true",
                      help="exit when stdin closes (default: keep running unattended)")
+    run.add_argument("--serve", action="store_true",
+                     help="also serve the HTTP API of `solace serve` on the same runtime")
+    run.add_argument("--host", default=None,
+                     help=f"with --serve: address to listen on (default {DEFAULT_HOST})")
+    run.add_argument("--port", type=int, default=None,
+                     help=f"with --serve: port, 0 for a free one (default {DEFAULT_PORT})")
     add_common(run)
     run.set_defaults(func=guarded(cmd_run))
 
@@ -46,10 +56,19 @@ def register(subparsers: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from solace.surfaces.repl import run_process
 
+    serve_at = None
+    if args.serve:
+        port = DEFAULT_PORT if args.port is None else args.port
+        if not 0 <= port <= 65535:
+            raise UsageError(f"--port must be within 0..65535, got {port}")
+        serve_at = (args.host or DEFAULT_HOST, port)
+    elif args.host is not None or args.port is not None:
+        raise UsageError("--host and --port need --serve")
     config = config_of(args)
     home = usable_home(args.home)
     trio.run(lambda: run_process(home, config, stdin=sys.stdin, stdout=sys.stdout,
-                                 exit_on_eof=args.exit_on_eof, verbose=args.verbose))
+                                 exit_on_eof=args.exit_on_eof, verbose=args.verbose,
+                                 serve_at=serve_at))
     return 0
 
 
@@ -65,15 +84,23 @@ def cmd_recall(args: argparse.Namespace) -> int:
     config = config_of(args)
     home = existing_home(args.home, config)
 
-    async def main() -> None:
+    from solace.cli.remote import Remote, local_or_remote
+    from solace.cli.views import hits_from_json
+    from solace.surfaces.repl import LOG_FILE, format_hits, setup_logging
+
+    async def main() -> list[Any]:
         from solace.app import Solace
         from solace.runtime import open_runtime
-        from solace.surfaces.repl import LOG_FILE, format_hits, setup_logging
 
         setup_logging(Path(home) / LOG_FILE, verbose=args.verbose)
         async with open_runtime(home, config, warm_up=False) as rt:
-            hits = await Solace(rt).recall(args.query, agent=args.agent, k=args.k)
-            print(format_hits(hits), flush=True)
+            return await Solace(rt).recall(args.query, agent=args.agent, k=args.k)
 
-    trio.run(main)
+    def remote(server: Remote) -> list[Any]:
+        answer = server.call("GET", "/recall", params={
+            "query": args.query, "agent": args.agent, "k": args.k})
+        return hits_from_json(answer["hits"])
+
+    hits = local_or_remote(home, lambda: trio.run(main), remote)
+    print(format_hits(hits), flush=True)
     return 0

@@ -271,6 +271,20 @@ def setup_logging(path: Path, *, verbose: bool) -> logging.Handler:
     return handler
 
 
+async def _start_serving(nursery: trio.Nursery, rt: Any, serve_at: tuple[str, int],
+                         stdout: TextIO) -> None:
+    from functools import partial
+
+    from solace.app import Solace
+    from solace.surfaces.http.server import serve_app
+
+    host, port = serve_at
+    serving = await nursery.start(partial(serve_app, Solace(rt), rt.home.root,
+                                          host=host, port=port))
+    print(f"Solace is serving on {serving.url} (admin token in {serving.serve_file})",
+          file=stdout, flush=True)
+
+
 async def _watch_signals(cancel: trio.CancelScope, repl: Repl) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
@@ -283,6 +297,7 @@ async def _watch_signals(cancel: trio.CancelScope, repl: Repl) -> None:
 async def run_process(
     home: str | Path, config: Config, *, stdin: TextIO, stdout: TextIO, exit_on_eof: bool,
     verbose: bool = False, idle_seconds: float = IDLE_SECONDS,
+    serve_at: tuple[str, int] | None = None,
 ) -> None:
     """The body of ``solace run``: open the runtime, serve the REPL, stop on a signal.
 
@@ -294,6 +309,8 @@ async def run_process(
         exit_on_eof: exit when ``stdin`` closes instead of running unattended.
         verbose: also show the log on stderr.
         idle_seconds: quiet time before the ``idle`` exit trigger fires.
+        serve_at: ``(host, port)`` to also serve the HTTP API on this runtime
+            (``solace run --serve``; ``HOME/serve.json`` while it serves, removed on exit).
     """
     from solace.runtime import open_runtime
 
@@ -310,6 +327,8 @@ async def run_process(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_watch_signals, cancel, repl)
                 nursery.start_soon(repl.watch_idle, idle_seconds)
+                if serve_at is not None:
+                    await _start_serving(nursery, rt, serve_at, stdout)
                 await repl.serve(stdin, exit_on_eof=exit_on_eof, cancel=cancel)
                 await trio.sleep_forever()  # unattended until a signal or /quit
         await repl.finish()

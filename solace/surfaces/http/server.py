@@ -4,8 +4,9 @@ one running runtime.
 The process holds the home (the substrate's lock) for its lifetime. Once it listens it
 writes ``HOME/serve.json`` (0600: host, port, pid, admin token); SIGINT or SIGTERM
 stop it gracefully: the listener closes, requests in flight finish (up to
-``GRACE_SECONDS``), evaluations the exit triggers scheduled run, ``serve.json`` is
-removed, and the runtime closes (every memory snapshotted, the substrate flushed).
+``GRACE_SECONDS``), ``serve.json`` is removed, evaluations the exit triggers scheduled
+run, and the runtime closes (every memory snapshotted, the substrate flushed).
+:func:`serve_app` is the server alone, on a runtime already open (``solace run --serve``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,15 @@ from solace.surfaces.http.tokens import (
     write_serve_file,
 )
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "GRACE_SECONDS", "SERVE_FILE", "Serving", "serve"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "GRACE_SECONDS",
+    "SERVE_FILE",
+    "Serving",
+    "serve",
+    "serve_app",
+]
 
 log = logging.getLogger("solace.serve")
 
@@ -75,6 +84,65 @@ async def _watch_signals(stop: trio.Event) -> None:
             return
 
 
+async def serve_app(
+    app: Solace,
+    root: Path,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    handle_signals: bool = False,
+    task_status: trio.TaskStatus[Serving] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app``'s HTTP API (hypercorn's trio worker) on a runtime already open.
+
+    ``solace serve`` runs it alone (:func:`serve`); ``solace run --serve`` runs it in the
+    REPL's nursery, on the REPL's runtime.
+
+    Args:
+        app: the application API over the open runtime.
+        root: the runtime's home (``serve.json`` and the token file go there).
+        host, port: where to listen (port 0: a free port, reported in :class:`Serving`).
+        max_body_bytes: request bodies larger than this are refused with 413.
+        handle_signals: stop on SIGINT or SIGTERM (must run in the main thread).
+        task_status: receives a :class:`Serving` once the server listens and
+            ``serve.json`` is written.
+
+    Returns when stopped (``Serving.stop``, a signal): the listener closes and requests
+    in flight get ``GRACE_SECONDS``. ``serve.json`` is removed however it ends
+    (stopped, cancelled, failed); the runtime is the caller's to close.
+    """
+    stop = trio.Event()
+    offloader = Offloader(1)
+    admin_token = new_token()
+    tokens = await offloader.run(TokenStore, root / TOKENS_FILE, admin_token)
+    asgi = build_app(app, tokens, offloader=offloader, max_body_bytes=max_body_bytes)
+    hyper = HyperConfig()
+    hyper.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    hyper.accesslog = None
+    hyper.errorlog = logging.getLogger("solace.http.server")
+    hyper.graceful_timeout = GRACE_SECONDS
+    hyper.include_server_header = False
+    try:
+        async with trio.open_nursery() as nursery:
+            if handle_signals:
+                nursery.start_soon(_watch_signals, stop)
+            binds = await nursery.start(partial(
+                hyper_serve, asgi, hyper,  # type: ignore[arg-type]  # ASGI typing differs
+                shutdown_trigger=stop.wait))
+            url = binds[0]
+            bound = int(url.rsplit(":", 1)[1])
+            path = await offloader.run(partial(
+                write_serve_file, root, host=host, port=bound, pid=os.getpid(),
+                admin_token=admin_token))
+            log.info("serving %s on %s (admin token in %s)", root, url, path)
+            task_status.started(Serving(url, bound, admin_token, path, stop.set))
+            await stop.wait()
+            nursery.cancel_scope.deadline = trio.current_time() + GRACE_SECONDS + 1
+    finally:
+        remove_serve_file(root)
+
+
 async def serve(
     home: str | Path,
     config: Config,
@@ -99,46 +167,18 @@ async def serve(
             ``serve.json`` is written.
 
     Returns when stopped (``Serving.stop``, a signal): the listener closes, requests in
-    flight get ``GRACE_SECONDS``, scheduled evaluations run, ``serve.json`` is removed
+    flight get ``GRACE_SECONDS``, ``serve.json`` is removed, scheduled evaluations run
     and the runtime closes (snapshots, flush). On cancellation the runtime closes the
     same way (its own guarantee) and ``serve.json`` is removed, without the grace period
     or the scheduled evaluations.
     """
     from solace.runtime import open_runtime
 
-    stop = trio.Event()
-    offloader = Offloader(1)
     async with open_runtime(home, config, clock=clock) as rt:
         root = rt.home.root
         app = Solace(rt)
-        admin_token = new_token()
-        tokens = await offloader.run(TokenStore, root / TOKENS_FILE, admin_token)
-        asgi = build_app(app, tokens, offloader=offloader, max_body_bytes=max_body_bytes)
-        hyper = HyperConfig()
-        hyper.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-        hyper.accesslog = None
-        hyper.errorlog = logging.getLogger("solace.http.server")
-        hyper.graceful_timeout = GRACE_SECONDS
-        hyper.include_server_header = False
-        try:
-            async with trio.open_nursery() as nursery:
-                if handle_signals:
-                    nursery.start_soon(_watch_signals, stop)
-                binds = await nursery.start(partial(
-                    hyper_serve, asgi, hyper,  # type: ignore[arg-type]  # ASGI typing differs
-                    shutdown_trigger=stop.wait))
-                url = binds[0]
-                bound = int(url.rsplit(":", 1)[1])
-                path = await offloader.run(partial(
-                    write_serve_file, root, host=host, port=bound, pid=os.getpid(),
-                    admin_token=admin_token))
-                log.info("serving %s on %s (admin token in %s)", root, url, path)
-                task_status.started(Serving(url, bound, admin_token, path, stop.set))
-                await stop.wait()
-                nursery.cancel_scope.deadline = trio.current_time() + GRACE_SECONDS + 1
-            with trio.move_on_after(FLUSH_SECONDS):  # a clean stop: run what was scheduled
-                await app.flush()
-        finally:
-            remove_serve_file(root)
+        await serve_app(app, root, host=host, port=port, max_body_bytes=max_body_bytes,
+                        handle_signals=handle_signals, task_status=task_status)
+        with trio.move_on_after(FLUSH_SECONDS):  # a clean stop: run what was scheduled
+            await app.flush()
     log.info("stopped serving %s; memories snapshotted, substrate flushed", root)
-
