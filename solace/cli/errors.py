@@ -114,7 +114,8 @@ def describe(exc: BaseException, command: str) -> tuple[str, int]:
         where = f" ({exc.args[0].split(' is already open')[0]})" if exc.args else ""
         text = (f"another process holds this home{where}: is `solace run` running? Or "
                 "`solace serve`? Stop it, or use it instead: type the command in the REPL "
-                "of `solace run` (/help lists them), or call the HTTP API of `solace serve`")
+                "of `solace run` (/help lists them), or start it as `solace run --serve` or "
+                "`solace serve`, whose home these commands reach over HTTP")
     elif isinstance(exc, ConfigError):
         text = f"{exc}; fix the config file (config/solace.toml lists every key)"
     elif isinstance(exc, SubstrateError):
