@@ -129,6 +129,19 @@ def test_run_serve_keeps_the_repl_and_answers_http(tmp_path: Path) -> None:
         assert httpx.get(f"{info['url']}/healthz", timeout=30).json() == {"status": "ok"}
         done = solace(tmp_path, home, "facts", "set", "pet", "cat")
         assert done.returncode == 0 and done.stdout == "pet = cat\n", done.stderr
+        listing = solace(tmp_path, home, "topics", "list")
+        assert listing.returncode == 0, listing.stderr
+        tid = listing.stdout.split()[1]  # "* t1 ...": the REPL's session's active topic
+        assert listing.stdout.startswith(f"* {tid}")
+        added = solace(tmp_path, home, "notes", "add", tid, "first idea")
+        assert added.returncode == 0 and "first idea" in added.stdout, added.stderr
+        shown = solace(tmp_path, home, "notes", "show", tid)
+        assert shown.returncode == 0 and shown.stdout == added.stdout, shown.stderr
+        kept = solace(tmp_path, home, "topics", "promote", tid)
+        assert kept.returncode == 0 and kept.stdout == f"{tid}: promoted\n", kept.stderr
+        show = solace(tmp_path, home, "topics", "show", tid)
+        assert show.returncode == 1 and "does not serve over HTTP" in show.stderr
+        assert len(show.stderr.splitlines()) == 1
         proc.stdin.write("/facts\n")
         proc.stdin.flush()
         wait_for_line(proc, "pet: cat")  # the REPL sees what the HTTP side wrote
