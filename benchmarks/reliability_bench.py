@@ -52,7 +52,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from substrate import SubstrateError, open_substrate
 from substrate.anchor import ANCHOR_FILE
-from substrate.frame import MAGIC, check_frame
+from substrate.frame import frame_spans
 
 KEY = bytes(range(32))
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "reliability_bench.json"
@@ -109,13 +109,7 @@ def _write_log(path: Path, n: int, **options: Any) -> None:
 
 
 def _frames(segment: Path) -> list[tuple[int, int]]:
-    buf, pos, out = segment.read_bytes(), len(MAGIC), []
-    while pos < len(buf):
-        size = check_frame(buf, pos, len(buf))
-        assert isinstance(size, int)
-        out.append((pos, size))
-        pos += size
-    return out
+    return frame_spans(segment.read_bytes())
 
 
 def _files(path: Path) -> dict[str, bytes]:

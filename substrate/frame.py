@@ -44,6 +44,7 @@ __all__ = [
     "build_frame",
     "check_frame",
     "frame_hash",
+    "frame_spans",
     "pack_header",
     "split_body",
     "unpack_header",
@@ -147,6 +148,22 @@ def check_frame(buf: bytes | memoryview, offset: int, end: int) -> int | Damage:
     if _crc32(memoryview(buf)[offset + PREFIX.size : stop]) != crc:
         return Damage.BAD_CHECKSUM
     return PREFIX.size + length
+
+
+def frame_spans(segment: bytes) -> list[tuple[int, int]]:
+    """``(offset, size)`` of every frame of an intact segment file's bytes, in order.
+
+    Raises:
+        ValueError: the segment is damaged (naming the offset and the damage).
+    """
+    pos, out = len(MAGIC), []
+    while pos < len(segment):
+        size = check_frame(segment, pos, len(segment))
+        if isinstance(size, Damage):
+            raise ValueError(f"no intact frame at offset {pos}: {size.value}")
+        out.append((pos, size))
+        pos += size
+    return out
 
 
 def split_body(buf: bytes | memoryview, offset: int, size: int) -> tuple[bytes, bytes]:

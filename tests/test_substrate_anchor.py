@@ -21,20 +21,14 @@ from substrate import (
     open_substrate,
 )
 from substrate.anchor import ANCHOR_FILE, AnchorFile
-from substrate.frame import MAGIC, check_frame
+from substrate.frame import frame_spans
 
 KEY = bytes(range(32))
 OTHER = bytes(range(1, 33))
 
 
 def _frames(segment: Path) -> list[tuple[int, int]]:
-    buf, pos, out = segment.read_bytes(), len(MAGIC), []
-    while pos < len(buf):
-        size = check_frame(buf, pos, len(buf))
-        assert isinstance(size, int)
-        out.append((pos, size))
-        pos += size
-    return out
+    return frame_spans(segment.read_bytes())
 
 
 def _write(path: Path, n: int, *, start: int = 0, **options: object) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import os
 import struct
 import zlib
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -97,3 +98,18 @@ def test_garbage_headers_are_corrupt() -> None:
 def test_an_absurd_agent_name_is_refused_before_writing() -> None:
     with pytest.raises(InvalidEventError, match="agent"):
         pack_header(1, 1.0, "a" * 70000, "k", 1, NONCE, GENESIS_HASH)
+
+
+def test_frame_spans_walks_an_intact_segment_and_names_damage(tmp_path: Path) -> None:
+    from substrate import KeyRing, open_substrate
+    from substrate.frame import MAGIC, frame_spans
+
+    with open_substrate(tmp_path, KeyRing.single(b"k" * 32), fsync="never") as sub:
+        for i in range(3):
+            sub.append("Main", "message", f"line {i}", ts=float(i + 1))
+    segment = (tmp_path / "seg-000001.sol").read_bytes()
+    spans = frame_spans(segment)
+    assert len(spans) == 3 and spans[0][0] == len(MAGIC)
+    assert sum(size for _, size in spans) == len(segment) - len(MAGIC)
+    with pytest.raises(ValueError, match=f"offset {spans[-1][0]}"):
+        frame_spans(segment[:-1])

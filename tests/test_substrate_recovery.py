@@ -26,21 +26,14 @@ from substrate import (
     UnknownEntryError,
     open_substrate,
 )
-from substrate.frame import MAGIC, check_frame
+from substrate.frame import MAGIC, frame_spans
 
 KEY = bytes(range(32))
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _frames(segment: Path) -> list[tuple[int, int]]:
-    """(offset, size) of every frame in an intact segment file."""
-    buf, pos, out = segment.read_bytes(), len(MAGIC), []
-    while pos < len(buf):
-        size = check_frame(buf, pos, len(buf))
-        assert isinstance(size, int)
-        out.append((pos, size))
-        pos += size
-    return out
+    return frame_spans(segment.read_bytes())
 
 
 def _write(path: Path, n: int, *, size: int = 20, synced: int | None = None,
