@@ -33,7 +33,7 @@ from typing import Any
 import trio
 
 from solace.actors.base import Actor, Message
-from solace.actors.mouth import DraftMessage, Speech
+from solace.actors.mouth import DraftMessage, Speech, send_speech
 from solace.actors.session import MainSession
 from solace.conversation.answer import answer_with_memory, grounded_reply, is_repeat
 from solace.conversation.model import Fact, ThreadItem
@@ -185,7 +185,7 @@ class MainActor(Actor):
         except (OSError, SubstrateError) as exc:  # a full or failing disk, a refused event
             self.failed_turns += 1
             log.error("Main: a turn could not be written (%s)", exc)
-            await _send(message.reply, Speech(
+            await send_speech(message.reply, Speech(
                 f"I could not finish that turn: {exc}. Recall still works; try again "
                 "once there is space.", None, None))
 
@@ -239,7 +239,7 @@ class MainActor(Actor):
             speech = await receive.receive()
         if speech.text:
             await session.record_reply(speech.text)
-        await _send(reply, speech)
+        await send_speech(reply, speech)
         return draft_id
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int,
@@ -271,13 +271,3 @@ class MainActor(Actor):
                    llm_failures=self.llm_failures,
                    answers_by=dict(self.answers_by))
         return out
-
-
-async def _send(reply: trio.MemorySendChannel[Speech] | None, speech: Speech) -> None:
-    """Hand ``speech`` to whoever waits for it, if anyone still does."""
-    if reply is None:
-        return
-    try:
-        await reply.send(speech)
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        pass  # the asker stopped waiting; the speech is recorded all the same

@@ -15,7 +15,7 @@ import trio
 from solace.actors.base import Actor, Message
 from solace.actors.mouth_filter import to_speech
 
-__all__ = ["DraftMessage", "Mouth", "Speech"]
+__all__ = ["DraftMessage", "Mouth", "Speech", "send_speech"]
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +77,20 @@ class Mouth(Actor):
         speech = Speech(spoken.text, entry_id, message.draft_id, spoken.dropped_narration,
                         spoken.dropped_credentials)
         await self.ctx.publish(speech)
-        if message.reply is not None:
-            try:
-                await message.reply.send(speech)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # the asker stopped waiting; the speech is recorded all the same
+        await send_speech(message.reply, speech)
 
     def stats(self) -> dict[str, object]:
         out = super().stats()
         out.update(spoken=self.spoken, silenced=self.silenced,
                    redacted_lines=self.redacted_lines, unrecorded=self.unrecorded)
         return out
+
+
+async def send_speech(reply: trio.MemorySendChannel[Speech] | None, speech: Speech) -> None:
+    """Hand ``speech`` to whoever waits for it, if anyone still does."""
+    if reply is None:
+        return
+    try:
+        await reply.send(speech)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the asker stopped waiting; the speech is recorded all the same
