@@ -121,6 +121,19 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
+def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
+    """``hit`` with what a person needs to cite it, read from its ``events``."""
+    speakers = tuple(dict.fromkeys(speaker_of(e) for e in events))
+    dia_ids = tuple(e.attrs["dia_id"] for e in events if "dia_id" in e.attrs)
+    newest = max((e.ts for e in events), default=0.0)
+    p = hit.parts
+    return RecallHit(
+        hit.text, hit.agent, hit.owner, str(getattr(hit.tier, "value", hit.tier)),
+        hit.rung, hit.score, p.relevance, p.lexical, p.recency, p.emotion, p.tags,
+        hit.tokens, hit.entry_ids, _iso(newest), speakers, dia_ids,
+    )
+
+
 class Solace:
     """The application API over one running runtime.
 
@@ -172,22 +185,11 @@ class Solace:
         if not 1 <= k <= 1000:
             raise AppError(f"k must be within 1..1000, got {k!r}")
         hits = await self.runtime.recall(agent, query, k, tags=tuple(tags))
-        return [await self._cite(hit) for hit in hits]
-
-    async def _cite(self, hit: Hit) -> RecallHit:
-        # One worker-thread hop for all the hit's events, not one per event: an episode
-        # stands for dozens, and the hops were most of a recall's time (HTTP benchmark).
-        ids, event = hit.entry_ids, self.runtime.event
-        events = await self.runtime.offloader.run(lambda: [event(e) for e in ids])
-        speakers = tuple(dict.fromkeys(speaker_of(e) for e in events))
-        dia_ids = tuple(e.attrs["dia_id"] for e in events if "dia_id" in e.attrs)
-        newest = max((e.ts for e in events), default=0.0)
-        p = hit.parts
-        return RecallHit(
-            hit.text, hit.agent, hit.owner, str(getattr(hit.tier, "value", hit.tier)),
-            hit.rung, hit.score, p.relevance, p.lexical, p.recency, p.emotion, p.tags,
-            hit.tokens, hit.entry_ids, _iso(newest), speakers, dia_ids,
-        )
+        # One worker-thread hop reads every hit's events (an episode stands for dozens).
+        ids, event = [e for hit in hits for e in hit.entry_ids], self.runtime.event
+        events = dict(zip(ids, await self.runtime.offloader.run(
+            lambda: [event(e) for e in ids]), strict=True))
+        return [_cite(hit, [events[e] for e in hit.entry_ids]) for hit in hits]
 
     # -- topics and curation ---------------------------------------------------------
 
