@@ -8,6 +8,7 @@ refused where it is read, with its key and value in the message.
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,15 +19,18 @@ __all__ = [
     "AgentConfig",
     "Config",
     "ConversationConfig",
+    "FactsConfig",
     "FadeWeights",
     "MemoryConfig",
     "ModelsConfig",
     "RetrievalWeights",
     "RuntimeConfig",
+    "StoreConfig",
     "SubstrateConfig",
 ]
 
 AGENT_NAMES: tuple[str, ...] = ("Supervisor", "Main", "Mood", "Time", "Mouth")
+_STORE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 
 FsyncPolicy = Literal["always", "batch", "never"]
 LLMBackend = Literal["llama-cpp", "openai-compatible", "none"]
@@ -133,6 +137,7 @@ class AgentConfig:
     tick_seconds: float = 60.0  # how often the fade coroutine ages records
     recency_half_life_hours: float = 72.0
     longterm_summary_hours: float = 168.0  # a long-term record keeps its summary this long
+    memory_store: str = ""  # fact memory: this agent's store ('' = the request's, else default)
 
     def __post_init__(self) -> None:
         _positive(
@@ -249,6 +254,59 @@ class ConversationConfig:
         _within(self, "drift_threshold", -1.0, 1.0)
 
 
+EvictionPolicy = Literal["oldest", "lowest-importance", "oldest-lowest-importance"]
+ExtractionMode = Literal["llm", "rules", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """A fact-memory store: the policy every memory id filed under it inherits.
+
+    The eight knobs of seed 001 plus the compactor's budget (seed 004).
+    ``extraction_mode = "llm"`` falls back to ``rules`` when the LLM is ``none`` or
+    keeps failing the guard.
+    """
+
+    max_entries: int = 0  # live facts per memory id; 0 = unbounded
+    eviction_policy: EvictionPolicy = "oldest-lowest-importance"
+    time_decay_half_life_hours: float = 0.0  # 0 = evergreen
+    top_k: int = 5
+    min_score: float = 0.25
+    extraction_mode: ExtractionMode = "rules"
+    max_extractions_per_turn: int = 3
+    deduplication_threshold: float = 0.9
+    compact_above_tokens: int = 2000  # 0 = never compact
+
+    def __post_init__(self) -> None:
+        _non_negative(self, "max_entries", "time_decay_half_life_hours", "compact_above_tokens")
+        _positive(self, "top_k")
+        _non_negative(self, "max_extractions_per_turn")
+        _within(self, "min_score", 0.0, 1.0)
+        _within(self, "deduplication_threshold", 0.0, 1.0)
+
+
+def _stores() -> Mapping[str, StoreConfig]:
+    return types.MappingProxyType({"default": StoreConfig()})
+
+
+@dataclass(frozen=True, slots=True)
+class FactsConfig:
+    """Fact memory (seeds 001 and 004): the feature switch and the named stores.
+
+    ``[facts] enabled = false`` makes requests that carry memory fields proceed
+    without memory. ``[stores.NAME]`` tables define stores; one named ``default``
+    reshapes the default store.
+    """
+
+    enabled: bool = True
+    lexical_weight: float = 0.3  # recall similarity = (1-w)*cosine + w*lexical overlap
+    update_similarity: float = 0.55  # same subject, other value: at least this similar
+
+    def __post_init__(self) -> None:
+        _within(self, "lexical_weight", 0.0, 1.0)
+        _within(self, "update_similarity", 0.0, 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeConfig:
     """The long-lived process."""
@@ -287,6 +345,8 @@ class Config:
     agents: Mapping[str, AgentConfig] = field(default_factory=_agents)
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    facts: FactsConfig = field(default_factory=FactsConfig)
+    stores: Mapping[str, StoreConfig] = field(default_factory=_stores)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.agents) - set(AGENT_NAMES))
@@ -299,6 +359,26 @@ class Config:
             merged = dict(_agents())
             merged.update(self.agents)
             object.__setattr__(self, "agents", types.MappingProxyType(merged))
+        if "default" not in self.stores:
+            object.__setattr__(self, "stores",
+                               types.MappingProxyType({"default": StoreConfig(), **self.stores}))
+        bad_name = next((n for n in self.stores if not _STORE_NAME.match(n)), None)
+        if bad_name is not None:
+            raise ValueError(f"stores: bad store name {bad_name!r} (1 to 64 letters, digits, "
+                             "'-' or '_')")
+        for name in AGENT_NAMES:
+            wanted = self.agents[name].memory_store
+            if wanted and wanted not in self.stores:
+                raise ValueError(f"agents.{name}.memory_store: unknown store {wanted!r} "
+                                 f"(stores are {', '.join(sorted(self.stores))})")
+
+    def store(self, name: str) -> StoreConfig:
+        """The store ``name``; ValueError naming the known stores otherwise."""
+        try:
+            return self.stores[name]
+        except KeyError:
+            known = ", ".join(sorted(self.stores))
+            raise ValueError(f"unknown store {name!r} (stores are {known})") from None
 
     def agent(self, name: str) -> AgentConfig:
         """The config of agent ``name``; KeyError naming the known agents otherwise."""
