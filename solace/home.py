@@ -55,7 +55,7 @@ class Home:
         changed = tighten([self.root])
         secure_dir(self.root / "memory")
         secure_dir(self.substrate_dir)  # before the substrate creates it with the umask's mode
-        for top in (self.root / "memory", self.files_dir, self.substrate_dir):
+        for top in (self.root / "memory", self.files_dir, self.facts_dir, self.substrate_dir):
             if top.is_dir():
                 changed += tighten([top, *top.rglob("*")])
         return changed
@@ -79,3 +79,8 @@ class Home:
     @property
     def files_dir(self) -> Path:
         return self.root / "files"
+
+    @property
+    def facts_dir(self) -> Path:
+        """Fact memory's key vault (:mod:`solace.facts.vault`)."""
+        return self.root / "facts"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 __all__ = [
@@ -38,7 +38,7 @@ def is_memory_id(value: object) -> bool:
     return isinstance(value, str) and _MEMORY_ID.match(value) is not None
 
 
-class WriteClass(str, Enum):
+class WriteClass(StrEnum):
     """What the read-first-then-classify step made of a write."""
 
     ADD = "ADD"  # new: no live fact says this or about this
@@ -47,7 +47,7 @@ class WriteClass(str, Enum):
     CONFLICT = "CONFLICT"  # contradicts a live fact and cannot be ordered: both kept, flagged
 
 
-class FactStatus(str, Enum):
+class FactStatus(StrEnum):
     """Where a fact stands; only ``LIVE`` and ``CONFLICTING`` facts are recalled."""
 
     LIVE = "live"
