@@ -610,17 +610,20 @@ def observable_kinds(config: Config, *, internal: bool = False) -> frozenset[str
     (``fade``, the actors' ``draft`` and ``mood``, the conversation layer's kinds),
     which only their own writers (``Runtime.observe_internal``) may append."""
     from solace.conversation.events import CONVERSATION_KINDS
+    from solace.facts.events import FACT_KIND
     from substrate import BUILTIN_KINDS
 
     every = BUILTIN_KINDS | set(extra_kinds(config))
     if internal:
         return frozenset(every)
-    return public_kinds(every, (FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS))
+    return public_kinds(every, (FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS, FACT_KIND))
 
 
 def extra_kinds(config: Config) -> tuple[str, ...]:
     """Every event kind the runtime's substrate must accept beyond the built-in eight."""
     from solace.conversation.events import CONVERSATION_KINDS
+    from solace.facts.events import FACT_KIND
 
-    kinds = [*config.substrate.extra_kinds, FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS]
+    kinds = [*config.substrate.extra_kinds, FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS,
+             FACT_KIND]
     return tuple(dict.fromkeys(kinds))

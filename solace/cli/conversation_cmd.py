@@ -50,6 +50,7 @@ from solace.conversation.sessions import current_session
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
+from solace.runtime import extra_kinds
 from solace.surfaces.repl_commands import REPL_COMMANDS, handle_repl_line
 from substrate import KeySource
 from substrate.aio import open_trio_substrate
@@ -165,7 +166,7 @@ async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Actio
     keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
     sub = await open_trio_substrate(
         home.substrate_dir, key_source=keys, fsync=cfg.substrate.fsync,
-        extra_kinds=sorted({*cfg.substrate.extra_kinds, *CONVERSATION_KINDS}),
+        extra_kinds=extra_kinds(cfg),
     )
     async with sub:
         tokenizer = WordPieceTokenizer(cfg.models.embedder_path)
