@@ -36,7 +36,6 @@ from solace.cli.views import (
 )
 from solace.clock import WallClock
 from solace.conversation import (
-    CONVERSATION_KINDS,
     DEFAULT_SCOPE,
     Conversations,
     Scope,
