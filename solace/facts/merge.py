@@ -1,0 +1,334 @@
+"""The deterministic compactor: cluster facts, merge each cluster, keep every salient item.
+
+Seed 004's compactor hands an id's live facts to the model and asks for fewer,
+denser entries. Without a model (or when the model's proposal is refused) this
+merger does the same work with rules: it groups facts that are about the same thing
+and writes each group as one entry holding every *distinct clause* of the group,
+dropping the clauses that merely restate another one.
+
+Two facts are grouped when their vectors are at least ``threshold`` similar
+(single-link) or when one of them restates a clause of the other (so a lexical
+restatement is merged even when its vector lands below the threshold). A clause
+*restates* another when its key, the set of its content words (stemmed, with a few
+synonyms of common fact verbs folded together, framing words such as "user" or
+"mentioned" ignored, negation kept as a marker) plus its canonical numbers and
+dates, equals or is contained in the other's key. Of equal keys the shortest clause
+is kept. "Alice lives in Paris." / "The user, Alice, lives in Paris" / "Alice's home
+is in Paris" have one key and become "Alice lives in Paris".
+
+Guarantee: every name, number and date of every input survives in the output (as
+:func:`lost_salient` judges it, the same rule the safety check applies); a merged
+entry that would lose one is replaced by its inputs, unchanged. Output order and
+text depend only on the inputs, the vectors and the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from solace.memory.ladder.sentences import split_sentences
+from solace.memory.lexical import STOP_WORDS, content_words, stem
+from solace.models.entities import date_supported, number_values, salient
+
+__all__ = ["clauses", "lost_salient", "merge_deterministic", "restatement_key"]
+
+# Stop words that carry a fact's meaning ("before 11am" is not "after 11am"): kept
+# in keys although lexical search ignores them.
+_RELATION_WORDS = frozenset(
+    "before after above below over under against more most few until during off out up"
+    " down only than from".split()
+)
+# Words whose order decides the meaning ("tea over coffee" vs "coffee over tea"):
+# a key holding one is only a restatement of a key whose words come in the same order.
+_ORDER_WORDS = frozenset("over than before after rather instead more less above below".split())
+# Framing, not content: who the fact is about when unnamed, and reporting verbs.
+_FRAMING = frozenset(
+    stem(w)
+    for w in "user users person mentioned mentions said says told tells stated states"
+    " noted notes reported reports explained explains shared shares apparently named called".split()
+)
+# Common fact verbs and their near-synonyms, folded into one key word each.
+_SYNONYM_GROUPS = (
+    "live lives lived living reside resides resided home based",
+    "work works worked working job employed employee",
+    "own owns owned owner possess possesses",
+    "like likes liked love loves loved enjoy enjoys enjoyed fond",
+    "prefer prefers preferred preference favourite favorite",
+    "born birthday birth",
+    "contact contacted contacting message messaged messaging reach reached",
+    "morning mornings",
+)
+_SYNONYMS = {stem(w): stem(g.split()[0]) for g in _SYNONYM_GROUPS for w in g.split()}
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|cannot|without)\b|n't\b", re.IGNORECASE)
+_CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,\s+and\s+")
+# A reporting lead-in at the start of a clause ("mentioned they're usually free ...").
+_LEAD_IN_RE = re.compile(
+    r"^(?:(?:has\s+|had\s+)?(?:mentioned|said|says|noted|stated|explained|shared)"
+    r"|told\s+(?:us|me|the\s+assistant))(?:\s+that)?\s+"
+    r"(?:(?:they|he|she)(?:'re|'s|\u2019re|\u2019s|\s+are|\s+is)\s+)?",
+    re.IGNORECASE,
+)
+_TRAILING = ".;, \t"
+_NEGATED = "\u00acnot"
+_EXACT = _RELATION_WORDS | {_NEGATED}
+_MAX_ELIDED_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    text: str
+    key: frozenset[str]
+    order: tuple[str, ...]  # key words in first-occurrence order
+    owner: int  # index of the input it came from
+    position: int  # global position, for stable order
+
+
+def clauses(text: str) -> list[str]:
+    """Split a fact into clauses: sentences, then at ';' and ', and'.
+
+    Trailing punctuation is stripped and a reporting lead-in ("mentioned that",
+    "said they're") is dropped when at least two words remain.
+
+    Returns:
+        The non-empty clauses in text order.
+    """
+    out: list[str] = []
+    for sentence in split_sentences(text):
+        for piece in _CLAUSE_SPLIT_RE.split(sentence):
+            piece = piece.strip().rstrip(_TRAILING).strip()
+            if not piece:
+                continue
+            bare = _LEAD_IN_RE.sub("", piece, count=1)
+            out.append(bare if len(bare.split()) >= 2 else piece)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _is_salient_word(word: str) -> bool:
+    """A number or date word, represented in a key by its canonical form instead."""
+    if any(ch.isdigit() for ch in word) or number_values(word):
+        return True
+    return bool(salient(f"on {word.capitalize()}").dates)
+
+
+def _key_words(text: str) -> list[str]:
+    words: list[str] = []
+    for word in re.findall(r"[0-9a-z]+(?:'[a-z]+)?", text.casefold().replace("\u2019", "'")):
+        word = word.removesuffix("'s")
+        if word in _RELATION_WORDS:
+            words.append(word)
+        elif word in STOP_WORDS or not content_words(word) or _is_salient_word(word):
+            continue
+        else:
+            base = stem(word)
+            if base not in _FRAMING:
+                words.append(_SYNONYMS.get(base, base))
+    return words
+
+
+def restatement_key(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The key two clauses share when one restates the other, and its word order.
+
+    Returns:
+        ``(key, order)``: the key holds stemmed content words (synonyms folded,
+        framing dropped), ``#number`` and ``@date`` items in canonical form, and a
+        negation marker; ``order`` lists the key's words in first-occurrence order.
+    """
+    words = _key_words(text)
+    order = tuple(dict.fromkeys(words))
+    found = salient(text)
+    key = set(order)
+    key.update(f"#{n}" for n in found.numbers)
+    key.update(f"@{d}" for d in found.dates)
+    if _NEGATION_RE.search(text):
+        key.add(_NEGATED)
+    return frozenset(key), order
+
+
+def _same_order(small: _Clause, big: _Clause) -> bool:
+    if not (small.key | big.key) & _ORDER_WORDS:
+        return True
+    shared = [w for w in small.order if w in big.key]
+    return shared == [w for w in big.order if w in small.key]
+
+
+def _restates(small: _Clause, big: _Clause) -> bool:
+    """True iff ``small`` says nothing ``big`` does not.
+
+    Its key is contained in ``big``'s, both have the same relation words and
+    negation ("works at Acme" does not restate "worked at Acme until 2020", "eats
+    meat" does not restate "does not eat meat"), and order words keep their order.
+    """
+    return (
+        small.key <= big.key and small.key & _EXACT == big.key & _EXACT and _same_order(small, big)
+    )
+
+
+def _preferred(a: _Clause, b: _Clause) -> bool:
+    """Of two clauses with equal keys, the one kept: fewer words, then earlier."""
+    return (len(a.text.split()), a.position) < (len(b.text.split()), b.position)
+
+
+def _redundant(clause: _Clause, others: Iterable[_Clause]) -> bool:
+    for other in others:
+        if other is clause or not _restates(clause, other):
+            continue
+        if clause.key != other.key or _preferred(other, clause):
+            return True
+    return False
+
+
+def _contains_phrase(haystack: str, phrase: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", haystack) is not None
+
+
+def lost_salient(inputs: Sequence[str], outputs: Sequence[str]) -> tuple[str, ...]:
+    """The names, numbers and dates of ``inputs`` that no output keeps.
+
+    The guard's rules, applied to every item (no share tolerated): a name survives
+    if some output contains it as a phrase (casefolded); a number if some output
+    states it (dates' digits count); a date if some output states it or a more
+    precise form of it (``"2027-03"`` is kept by ``"2027-03-01"``), compared in the
+    canonical forms of :mod:`solace.models.entities` ("March 2027" == "Mar 2027").
+
+    Returns:
+        The lost items, sorted, each prefixed ``name:``, ``number:`` or ``date:``.
+    """
+    joined = "\n".join(outputs)
+    folded = joined.casefold().replace("\u2019", "'")
+    out = salient(joined)
+    out_numbers = out.numbers | number_values(joined)
+    lost: set[str] = set()
+    for text in inputs:
+        found = salient(text)
+        lost.update(f"name:{n}" for n in found.names if not _contains_phrase(folded, n))
+        lost.update(f"number:{n}" for n in found.numbers if n not in out_numbers)
+        lost.update(f"date:{d}" for d in found.dates if not date_supported(d, out.dates))
+    return tuple(sorted(lost))
+
+
+def _elide_subjects(texts: list[str]) -> list[str]:
+    """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
+
+    "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris; works at
+    Acme". At least two words of every clause remain.
+    """
+    out = texts[:1]
+    for prev, text in zip(texts, texts[1:], strict=False):
+        a, b = prev.split(), text.split()
+        n = 0
+        while n < min(len(a), len(b), _MAX_ELIDED_WORDS) and a[n].casefold() == b[n].casefold():
+            n += 1
+        while n and len(b) - n < 2:
+            n -= 1
+        out.append(" ".join(b[n:]) if n else text)
+    return out
+
+
+def _check_args(inputs: Sequence[str], vectors: np.ndarray, threshold: float) -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise TypeError(f"threshold must be a number, got {threshold!r}")
+    if not (math.isfinite(threshold) and 0.0 <= threshold <= 1.0):
+        raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
+    shape = getattr(vectors, "shape", None)
+    if shape is None or len(shape) != 2 or shape[0] != len(inputs):
+        raise ValueError(f"vectors must have shape ({len(inputs)}, dim), got {shape!r}")
+    if not np.isfinite(vectors).all():
+        raise ValueError("vectors hold a non-finite value")
+    for i, text in enumerate(inputs):
+        if not isinstance(text, str):
+            raise TypeError(f"inputs[{i}] must be str, got {type(text).__name__}")
+
+
+def _clusters(
+    inputs: Sequence[str], vectors: np.ndarray, threshold: float, by_owner: list[list[_Clause]]
+) -> list[list[int]]:
+    """Single-link groups of input indexes, each sorted, ordered by first member."""
+    parent = list(range(len(inputs)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(i: int, j: int) -> None:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+
+    sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
+    for i in range(len(inputs)):
+        for j in range(i + 1, len(inputs)):
+            if sims[i, j] >= threshold or _linked(by_owner[i], by_owner[j]):
+                union(i, j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(inputs)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _linked(a: list[_Clause], b: list[_Clause]) -> bool:
+    """Some clause of one restates a clause of the other (keys of >= 2 items)."""
+    return any(
+        min(len(x.key), len(y.key)) >= 2 and (_restates(x, y) or _restates(y, x))
+        for x in a
+        for y in b
+    )
+
+
+def merge_deterministic(
+    inputs: Sequence[str], vectors: np.ndarray, *, threshold: float
+) -> list[str]:
+    """Cluster ``inputs`` and merge each cluster into one entry.
+
+    Args:
+        inputs: the facts, one text each.
+        vectors: one L2-normalised row per input (cosine == inner product).
+        threshold: cosine at or above which two facts join one cluster
+            (single-link); lexical restatements join regardless.
+
+    Returns:
+        One entry per cluster, clusters in the order of their first input. A
+        singleton passes unchanged; a cluster becomes its kept clauses joined by
+        ``"; "`` in input order, a clause dropped only when another clause of the
+        cluster restates it (its key is equal, the other being shorter or earlier,
+        or a strict subset), and a repeated leading subject stated once. Every
+        name, number and date of every input survives (a cluster whose merge would
+        lose one is emitted unchanged, input by input). Deterministic.
+
+    Raises:
+        ValueError: ``vectors`` is not ``(len(inputs), dim)`` or not finite, or
+            ``threshold`` is outside [0, 1].
+        TypeError: an input is not a str, or ``threshold`` is not a number.
+    """
+    _check_args(inputs, vectors, threshold)
+    by_owner: list[list[_Clause]] = []
+    position = 0
+    for i, text in enumerate(inputs):
+        own: list[_Clause] = []
+        for piece in clauses(text):
+            key, order = restatement_key(piece)
+            own.append(_Clause(piece, key, order, i, position))
+            position += 1
+        by_owner.append(own)
+    out: list[str] = []
+    for group in _clusters(inputs, vectors, threshold, by_owner):
+        if len(group) == 1:
+            out.append(inputs[group[0]])
+            continue
+        members = [c for i in group for c in by_owner[i]]
+        kept = [c.text for c in members if not _redundant(c, members)]
+        entry = "; ".join(_elide_subjects(kept))
+        sources = [inputs[i] for i in group]
+        if entry and not lost_salient(sources, [entry]):
+            out.append(entry)
+        else:
+            out.extend(sources)
+    return out
