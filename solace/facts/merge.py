@@ -217,7 +217,8 @@ def _elide_subjects(texts: list[str]) -> list[str]:
     """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
 
     "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris; works at
-    Acme". At least two words of every clause remain.
+    Acme". The phrase must hold a content word and no negation ("The" alone or
+    "does not like" stay), and at least two words of every clause remain.
     """
     out = texts[:1]
     for prev, text in zip(texts, texts[1:], strict=False):
@@ -225,7 +226,11 @@ def _elide_subjects(texts: list[str]) -> list[str]:
         n = 0
         while n < min(len(a), len(b), _MAX_ELIDED_WORDS) and a[n].casefold() == b[n].casefold():
             n += 1
-        while n and len(b) - n < 2:
+        while n and (
+            len(b) - n < 2
+            or not content_words(" ".join(b[:n]))
+            or _NEGATION_RE.search(" ".join(b[:n]))
+        ):
             n -= 1
         out.append(" ".join(b[n:]) if n else text)
     return out
