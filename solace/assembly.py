@@ -4,15 +4,17 @@
 (embedder, tokenizer, LLM, guard, ladder and the blocking-work adapter, shared by
 every part), :func:`open_memories` (each agent's tiers, loaded from its snapshot or
 rebuilt from the substrate) and starting the actors
-(:func:`~solace.runtime.start_actors`). :func:`build_retrievers` gives each agent its
+(:func:`~solace.runtime.start_actors`, which opens fact memory with
+:func:`open_fact_memory_or_none`). :func:`build_retrievers` gives each agent its
 side of retrieval. Nothing here starts a task.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +26,14 @@ from solace.memory.candidates import Retriever
 from solace.offload import Offloader
 from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
-__all__ = ["Models", "build_models", "build_retrievers", "open_memories"]
+if TYPE_CHECKING:
+    from solace.facts import FactMemory
+
+__all__ = [
+    "Models", "build_models", "build_retrievers", "open_fact_memory_or_none", "open_memories",
+]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +108,31 @@ def build_retrievers(
         )
         for name in ACTORS
     }
+
+
+async def open_fact_memory_or_none(
+    home: Home, config: Config, models: Models, substrate: Any, clock: Clock,
+) -> FactMemory | None:
+    """The home's fact memory (seeds 001 and 004) on the runtime's substrate and shared
+    models, or None: when ``[facts] enabled = false``, or when it cannot be opened
+    (an unreadable key vault, a damaged event). Either way one log line says why and
+    the runtime runs on without it: requests that carry memory fields proceed
+    without memory (seed 001), nothing is written, the substrate keeps every fact
+    event for a later open.
+    """
+    from solace.facts import FactsDisabledError, open_fact_memory
+
+    try:
+        return await open_fact_memory(
+            facts_dir=home.facts_dir, substrate=substrate, config=config,
+            embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
+            clock=clock, llm=None if config.models.llm_backend == "none" else models.llm,
+            guard=models.guard,
+        )
+    except FactsDisabledError:
+        log.info("fact memory is switched off ([facts] enabled = false): requests carrying "
+                 "a memory id proceed without memory")
+    except Exception as exc:  # memory must never stop the runtime (seed 001)
+        log.error("fact memory could not be opened (%s: %s); running without it",
+                  type(exc).__name__, exc)
+    return None

@@ -19,13 +19,14 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import trio
 
 from solace.actors.base import Actor, Message
 from solace.actors.context import ActorContext
+from solace.actors.fact_tools import FactTools
 from solace.actors.main_actor import SYSTEM_PROMPT, MainActor, UserLine
 from solace.actors.mood import MoodActor
 from solace.actors.mouth import Mouth, Speech
@@ -40,7 +41,13 @@ from solace.actors.routing import (
 from solace.actors.session import MainSession
 from solace.actors.supervisor import Supervisor
 from solace.actors.timekeeper import TimeActor
-from solace.assembly import Models, build_models, build_retrievers, open_memories
+from solace.assembly import (
+    Models,
+    build_models,
+    build_retrievers,
+    open_fact_memory_or_none,
+    open_memories,
+)
 from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.home import Home
@@ -57,6 +64,9 @@ from solace.validation import (
     check_text,
     public_kinds,
 )
+
+if TYPE_CHECKING:
+    from solace.facts import FactMemory
 
 __all__ = [
     "FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime", "start_actors",
@@ -94,6 +104,9 @@ class Runtime:
         memories: agent name -> ``AgentMemory``.
         conversations: the conversation layer (``rt.conversations``).
         session: Main's session of it (user lines, context stack, tools).
+        facts: fact memory (seeds 001 and 004), or None when ``[facts] enabled =
+            false`` or it failed to open (logged once; the runtime runs without it).
+        fact_tools: the actors' ``remember`` / ``recall`` and Main's per-turn memory.
         last_event_ts: time of the newest event not written by Time.
     """
 
@@ -113,6 +126,10 @@ class Runtime:
         self.memories = memories
         self.conversations: Any = None
         self.session: MainSession | None = None
+        self.facts: FactMemory | None = None
+        from solace.conversation import DEFAULT_SCOPE
+
+        self.fact_tools = FactTools(lambda: self.facts, default_id=DEFAULT_SCOPE.user)
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
@@ -122,6 +139,7 @@ class Runtime:
             config=config, clock=clock, observe=self.observe,
             observe_internal=self.observe_internal, recall=self.recall, send=self.send,
             publish=self.publish, last_event_ts=lambda: self.last_event_ts,
+            remember=self.fact_tools.remember, recall_facts=self.fact_tools.recall,
         )
 
     # -------------------------------------------------------------- actors
@@ -392,17 +410,27 @@ class Runtime:
         else:
             time_actor.resume()
 
-    async def ask(self, text: str) -> Speech:
+    async def ask(self, text: str, *, memory: str | None = None,
+                  memory_store: str | None = None) -> Speech:
         """Send a user line to Main and wait for what Mouth says back.
+
+        Args:
+            memory: the turn's fact-memory id (None: the conversation scope's user).
+            memory_store: its store (None: Main's configured store, else ``default``).
+                With fact memory off, both are accepted and the turn proceeds
+                without memory.
 
         Raises:
             solace.validation.InvalidObservationError: ``text`` cannot be stored (blank,
                 or a character the substrate cannot carry); nothing was sent.
+            solace.facts.InvalidMemoryIdError, solace.facts.UnknownStoreError: a bad
+                memory id or store (fact memory on); nothing was sent.
         """
         check_text(text)
+        self.fact_tools.check(memory, memory_store, "Main")
         send, receive = trio.open_memory_channel[Speech](1)
         async with receive:
-            await self.agent("Main").send(UserLine(text, send))
+            await self.agent("Main").send(UserLine(text, send, memory, memory_store))
             return await receive.receive()
 
     def listen(self) -> trio.MemoryReceiveChannel[Speech]:
@@ -561,8 +589,9 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
 
 @asynccontextmanager
 async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[None]:
-    """Open the conversation layer, build the five actors on ``rt``'s narrow context,
-    warm them up, and run them (with the layer's timers) until the block exits."""
+    """Open the conversation layer and fact memory (``rt.facts``, None when switched
+    off or failing to open), build the five actors on ``rt``'s narrow context, warm
+    them up, and run them (with the layer's timers) until the block exits."""
     from solace.conversation import open_conversations
 
     config, models = rt.config, rt.models
@@ -573,12 +602,14 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
         working_memory=lambda: rt.session.working_memory if rt.session else "",
         on_appended=rt.deliver_all,
     )
-    rt.session = MainSession(rt.conversations, SYSTEM_PROMPT)
+    rt.facts = await open_fact_memory_or_none(rt.home, config, models, rt.substrate, rt.clock)
+    rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools)
     retrievers = build_retrievers(rt.memories, config, models, rt.substrate, rt.event_vectors)
     for name in ACTORS:
         extra: dict[str, Any] = {}
         if name == "Main":
-            extra = {"llm": models.llm, "offloader": models.offloader, "session": rt.session}
+            extra = {"llm": models.llm, "offloader": models.offloader, "session": rt.session,
+                     "fact_tools": rt.fact_tools}
         rt.actors[name] = _ACTOR_CLASSES[name](
             name, rt.context, rt.memories[name], retrievers[name], **extra
         )

@@ -8,8 +8,8 @@ cancelling the runtime's nursery stops everything in order.
 
 The memory-facing API the issue fixes lives here too, because every actor has it:
 ``observe`` (append an event, deliver it to the agents that perceive it),
-``recall`` (both tiers in parallel, plus read-through) and ``reasoning_step`` (the
-rehydration scope).
+``recall`` (both tiers in parallel, plus read-through), ``reasoning_step`` (the
+rehydration scope), and fact memory's ``remember`` / ``recall_facts`` tools.
 """
 
 from __future__ import annotations
@@ -141,6 +141,18 @@ class Actor:
         does not change memory (see :meth:`reasoning_step` for that).
         """
         return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)
+
+    async def remember(self, text: str, importance: float | None = None) -> dict[str, Any]:
+        """Fact memory's ``remember`` tool (seed 004): save ``text`` under the turn's
+        memory id, classified like any write (ADD/UPDATE/NOOP/CONFLICT) and attributed
+        to this actor. Returns the tool result (``result`` says the class and reason);
+        ``ok: false`` with the reason when refused or when fact memory is off."""
+        return await self.ctx.remember(self.name, text, importance)
+
+    async def recall_facts(self, query: str, k: int | None = None) -> dict[str, Any]:
+        """Fact memory's ``recall`` tool (seed 004): the turn's memory id's facts best
+        matching ``query`` (``facts``, and the rendered ``text``), or ``ok: false``."""
+        return await self.ctx.recall_facts(self.name, query, k)
 
     @asynccontextmanager
     async def reasoning_step(

@@ -4,7 +4,8 @@ An actor never holds the runtime. It gets an :class:`ActorContext`: append an ev
 (``observe``, or ``observe_internal`` for its own private kinds), recall over the
 tiers (``recall``), send a message to a peer's inbox
 (``send``), hand speech to listeners (``publish``), read the clock and the config,
-and the time of the newest event not written by Time. The runtime builds one per
+the time of the newest event not written by Time, and fact memory's ``remember``
+and ``recall_facts`` tools (seed 004) under the turn's memory id. The runtime builds one per
 process; tests can build one from plain functions. So the dependency runs one way:
 the runtime imports the actors, never the reverse.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from solace.clock import Clock
 from solace.config import Config
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from solace.actors.base import Message
     from solace.actors.mouth import Speech
 
-__all__ = ["ActorContext", "Observe", "Recall"]
+__all__ = ["ActorContext", "Observe", "Recall", "RecallFacts", "Remember"]
 
 
 class Observe(Protocol):
@@ -57,6 +58,28 @@ class Recall(Protocol):
     ) -> Awaitable[list[Hit]]: ...
 
 
+class Remember(Protocol):
+    """Fact memory's ``remember`` for actor ``agent`` under the turn's memory id: the
+    write is classified (ADD/UPDATE/NOOP/CONFLICT); the result says the class and
+    the reason, or ``ok: false`` with why (``fact memory is off``)."""
+
+    def __call__(self, agent: str, text: str,
+                 importance: float | None = ...) -> Awaitable[dict[str, Any]]: ...
+
+
+class RecallFacts(Protocol):
+    """Fact memory's ``recall`` for actor ``agent`` under the turn's memory id."""
+
+    def __call__(self, agent: str, query: str,
+                 k: int | None = ...) -> Awaitable[dict[str, Any]]: ...
+
+
+async def _facts_off(*_args: object, **_kwargs: object) -> dict[str, Any]:
+    from solace.actors.fact_tools import FACTS_OFF
+
+    return {"ok": False, "error": FACTS_OFF}
+
+
 @dataclass(frozen=True, slots=True)
 class ActorContext:
     """Everything an actor may reach outside itself.
@@ -72,6 +95,8 @@ class ActorContext:
             ``KeyError`` naming the known agents for an unknown peer.
         publish: hand a :class:`~solace.actors.mouth.Speech` to every listener.
         last_event_ts: the time of the newest event not written by Time (None before any).
+        remember: fact memory's ``remember`` tool (default: answers "fact memory is off").
+        recall_facts: fact memory's ``recall`` tool (same default).
     """
 
     config: Config
@@ -82,3 +107,5 @@ class ActorContext:
     send: Callable[[str, Message], Awaitable[None]]
     publish: Callable[[Speech], Awaitable[None]]
     last_event_ts: Callable[[], float | None]
+    remember: Remember = _facts_off
+    recall_facts: RecallFacts = _facts_off

@@ -9,6 +9,15 @@ stated facts set, its tools dispatched) instead of a bare ``observe``, and only
 what Mouth said enters the thread: a draft's narration or a key Mouth redacts never
 reaches the next turn's context or a topic summary.
 
+Fact memory (seeds 001 and 004), when the runtime has it: before each turn Main
+recalls the turn's memory id's facts with the user's message as the query (the
+request's ``memory``, else the scope's user; its ``memory_store``, else Main's
+configured store, else ``default``) and the block goes into the context stack where
+persistent memory goes; after the reply has gone out, the exchange (message, what
+was said, the turn's tool results) is distilled into classified facts. Memory never
+fails a turn: without it, or with a failing fact store, the turn proceeds (logged
+once, see :mod:`solace.actors.fact_tools`).
+
 The prompt (:func:`solace.conversation.answer.answer_with_memory`): a small model
 (SmolLM2, :data:`SMALL_MODELS`) gets a short chat-template prompt (identity, durable
 facts, the few relevant memory lines last, the last two exchanges); a capable one the
@@ -28,11 +37,12 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from solace.actors.base import Actor, Message
+from solace.actors.fact_tools import FactTools, TurnMemory
 from solace.actors.mouth import DraftMessage, Speech, send_speech
 from solace.actors.session import MainSession
 from solace.conversation.answer import answer_with_memory, grounded_reply, is_repeat
@@ -41,8 +51,12 @@ from solace.memory.record import Hit
 from solace.models.llm import ChatMessage, ModelError
 from substrate import SubstrateError
 
+if TYPE_CHECKING:
+    from solace.facts import RecallBlock
+
 __all__ = [
-    "MainActor", "UserLine", "fallback_reply", "memory_block", "memory_lines", "tidy_reply",
+    "MainActor", "UserLine", "fact_lines", "fallback_reply", "memory_block", "memory_lines",
+    "tidy_reply",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,10 +75,16 @@ MIN_RELEVANCE = 0.25  # weighted cosine below this, without a lexical match, is 
 
 @dataclass(frozen=True, slots=True)
 class UserLine(Message):
-    """A line typed by the user; ``reply`` receives Mouth's :class:`Speech`."""
+    """A line typed by the user; ``reply`` receives Mouth's :class:`Speech`.
+
+    ``memory`` / ``memory_store``: the request's fact-memory id and store (None:
+    the scope's user, and Main's configured store or ``default``).
+    """
 
     text: str
     reply: trio.MemorySendChannel[Speech] | None = None
+    memory: str | None = None
+    memory_store: str | None = None
 
 
 def memory_block(hits: Sequence[Hit], budget_tokens: int, exclude: set[int]) -> list[Hit]:
@@ -98,6 +118,14 @@ def prompt_lines(memories: Sequence[Hit]) -> list[str]:
         if len(out) == MEMORY_LINES:
             break
     return out
+
+
+def fact_lines(recalled: RecallBlock | None) -> list[str]:
+    """The recalled facts as short-prompt memory lines, best first (a conflicting
+    fact carries its flag, as in the block)."""
+    if recalled is None or not recalled.text:
+        return []
+    return [line[2:] for line in recalled.text.splitlines() if line.startswith("- ")]
 
 
 def memory_lines(memories: Sequence[Hit]) -> str:
@@ -158,14 +186,20 @@ class MainActor(Actor):
     Args (beyond :class:`Actor`'s):
         llm: the chat model. offloader: runs its blocking calls off the loop.
         session: Main's session of the conversation layer, or None without it.
+        fact_tools: the runtime's fact memory tools (recall before a turn,
+            extraction after it), or None without fact memory.
     """
 
     def __init__(self, *args: Any, llm: Any, offloader: Any,
-                 session: MainSession | None = None, **kwargs: Any) -> None:
+                 session: MainSession | None = None, fact_tools: FactTools | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.llm = llm
         self.offloader = offloader
         self.session = session
+        self.fact_tools = fact_tools
+        self.last_recall: RecallBlock | None = None  # the latest turn's recall block
+        self.facts_extracted = 0  # facts written by extraction after turns (any class)
         self.answered = 0
         self.failed_turns = 0
         self.llm_failures = 0
@@ -181,7 +215,8 @@ class MainActor(Actor):
             await super().handle(message)
             return
         try:
-            await self.answer(message.text, message.reply)
+            await self.answer(message.text, message.reply, memory=message.memory,
+                              memory_store=message.memory_store)
         except (OSError, SubstrateError) as exc:  # a full or failing disk, a refused event
             self.failed_turns += 1
             log.error("Main: a turn could not be written (%s)", exc)
@@ -189,23 +224,35 @@ class MainActor(Actor):
                 f"I could not finish that turn: {exc}. Recall still works; try again "
                 "once there is space.", None, None))
 
-    async def answer(self, text: str, reply: trio.MemorySendChannel[Speech] | None) -> int:
-        """Answer one user line; returns the draft's entry id (the speech follows via Mouth)."""
+    async def answer(self, text: str, reply: trio.MemorySendChannel[Speech] | None, *,
+                     memory: str | None = None, memory_store: str | None = None) -> int:
+        """Answer one user line; returns the draft's entry id (the speech follows via Mouth).
+
+        ``memory`` / ``memory_store``: the turn's fact-memory id and store (see
+        :class:`UserLine`). The exchange is distilled into facts after the speech has
+        been handed on, so extraction never delays the reply.
+        """
         session = self.session
+        turn = self.fact_tools.begin_turn(memory, memory_store) if self.fact_tools else None
+        asked_at = self.ctx.clock.now()
         if session is not None:
             entry_id = await session.record_user(text)
         else:
             entry_id = await self.observe(text, kind="message", speaker="user")
+        recalled = await self._recall_facts(turn, text)
         async with self.reasoning_step(text, k=16) as step:
             memories = memory_block(step.hits, MEMORY_TOKENS, {entry_id})
             facts, thread, earlier = await self._conversation_view()
             stack = None
-            if session is not None and not self.compact_prompt:
-                stack = await session.context(memory_lines(memories))
+            if session is not None:  # built either way: it is what Main's memory holds
+                stack = await session.context(memory_lines(memories), recalled)
+                if self.compact_prompt:  # a small model reads the short prompt instead
+                    stack = None
+            short_memory = [*fact_lines(recalled), *prompt_lines(memories)]
             try:
                 answer, how = await answer_with_memory(
                     self._complete, identity=SYSTEM_PROMPT, message=text, facts=facts,
-                    memory=prompt_lines(memories), thread=thread, tidy=tidy_reply,
+                    memory=short_memory, thread=thread, tidy=tidy_reply,
                     grounded=self.grounded, earlier=earlier, prompt=stack,
                 )
                 self.answers_by[how] += 1
@@ -220,7 +267,7 @@ class MainActor(Actor):
                 log.warning("Main: the LLM could not answer (%s); using the fallback reply", exc)
                 answer = fallback_reply(text, memories, str(exc))
                 if self.grounded:  # memory still answers a question about the user
-                    grounded, used = grounded_reply(text, "", facts, prompt_lines(memories))
+                    grounded, used = grounded_reply(text, "", facts, short_memory)
                     if used:
                         answer = grounded
                         self.answers_by["grounded"] += 1
@@ -231,6 +278,7 @@ class MainActor(Actor):
         self.answered += 1
         if session is None:
             await self.ctx.send("Mouth", DraftMessage(answer, draft_id, reply))
+            await self._extract_facts(turn, text, answer, (), asked_at)
             return draft_id
         # Only what Mouth says enters the thread: wait for it, record it, pass it on.
         send, receive = trio.open_memory_channel[Speech](1)
@@ -240,7 +288,28 @@ class MainActor(Actor):
         if speech.text:
             await session.record_reply(speech.text)
         await send_speech(reply, speech)
+        await self._extract_facts(turn, text, speech.text, tuple(session.turn_results),
+                                  asked_at)
         return draft_id
+
+    async def _recall_facts(self, turn: TurnMemory | None, text: str) -> RecallBlock | None:
+        """The turn's recall block (None without fact memory, or when it fails)."""
+        self.last_recall = None
+        if self.fact_tools is None or turn is None:
+            return None
+        self.last_recall = await self.fact_tools.recall_block(turn, text, agent=self.name)
+        return self.last_recall
+
+    async def _extract_facts(self, turn: TurnMemory | None, text: str, said: str,
+                             tool_results: tuple[str, ...], ts: float) -> None:
+        """Distil the exchange into facts under the turn's memory (never raises)."""
+        if self.fact_tools is None or turn is None:
+            return
+        from solace.facts import Exchange
+
+        written = await self.fact_tools.extract(
+            turn, Exchange(text, said, tool_results, ts), agent=self.name)
+        self.facts_extracted += len(written)
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int,
                         temperature: float) -> str:
@@ -269,5 +338,6 @@ class MainActor(Actor):
         out = super().stats()
         out.update(answered=self.answered, failed_turns=self.failed_turns,
                    llm_failures=self.llm_failures,
-                   answers_by=dict(self.answers_by))
+                   answers_by=dict(self.answers_by), facts_extracted=self.facts_extracted,
+                   fact_failures=dict(self.fact_tools.failures) if self.fact_tools else {})
         return out

@@ -5,17 +5,25 @@ session of it (scope ``DEFAULT_SCOPE``, opened on the first line of a process):
 the message is recorded in the active topic (the conversation layer hands every
 batch it appends to the runtime, which delivers it to the agents that perceive it,
 like any event), the context stack is built around it with what Main recalled as
-its working memory, a built-in tool call in the reply is dispatched, and what Mouth
-said aloud (never Main's draft) is recorded in the thread. The REPL's conversation
+its working memory and the turn's fact-memory recall block, a built-in tool call in
+the reply is dispatched (fact memory's ``remember`` / ``recall`` by the runtime's
+:class:`~solace.actors.fact_tools.FactTools`, the others by the conversation layer;
+both recorded in the thread), and what Mouth said aloud (never Main's draft) is
+recorded in the thread. The REPL's conversation
 commands (``/topics``, ``/promote ID`` ...) run against the same session.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solace.models.llm import ChatMessage
+
+if TYPE_CHECKING:
+    from solace.actors.fact_tools import FactTools
+    from solace.conversation.context import ContextStack
+    from solace.facts import RecallBlock
 
 __all__ = ["MainSession", "parse_tool_call"]
 
@@ -46,14 +54,24 @@ class MainSession:
     Args:
         conversations: the runtime's ``Conversations``.
         identity: the SOUL text placed first in the context stack.
+        fact_tools: fact memory's tools (``remember``, ``recall``), listed in the stack
+            and dispatched here; None leaves them out.
+
+    Attributes:
+        last_stack: the context stack of the latest turn that built one.
+        turn_results: the tool results of the turn in progress (for extraction).
     """
 
-    def __init__(self, conversations: Any, identity: str) -> None:
+    def __init__(self, conversations: Any, identity: str,
+                 fact_tools: FactTools | None = None) -> None:
         self.conversations = conversations
         self.identity = identity
+        self.fact_tools = fact_tools
         self.session_id: str | None = None
         self.working_memory = ""  # what Main recalled for the current turn
         self.tool_calls = 0
+        self.last_stack: ContextStack | None = None
+        self.turn_results: list[str] = []
 
     async def session(self) -> str:
         """The session id: the scope's current session, continued across restarts
@@ -69,36 +87,62 @@ class MainSession:
     async def record_user(self, text: str) -> int:
         """Record a user line in the active topic (delivered to the agents by the
         runtime's hook on the conversation layer); returns its entry id."""
+        self.turn_results = []
         item = await self.conversations.add_message(await self.session(), "user", text)
         return int(item.entry_id)
 
-    async def context(self, memory_text: str) -> list[ChatMessage]:
-        """The turn's context stack as chat messages, ``memory_text`` as working memory.
+    async def stack(self, memory_text: str, recall: RecallBlock | None = None) -> ContextStack:
+        """The turn's context stack: ``memory_text`` as working memory, ``recall``'s
+        block (with its token count) in the stable prefix's memory section, fact
+        memory's tools listed after the built-in ones. Kept as :attr:`last_stack`."""
+        from solace.conversation.tools import FACT_TOOLS
+
+        self.working_memory = memory_text
+        self.last_stack = await self.conversations.build_context(
+            await self.session(), identity=self.identity,
+            tools=FACT_TOOLS if self.fact_tools is not None else (),
+            recall=recall.text if recall is not None else "",
+            recall_tokens=recall.tokens if recall is not None else 0,
+        )
+        return self.last_stack
+
+    async def context(self, memory_text: str,
+                      recall: RecallBlock | None = None) -> list[ChatMessage]:
+        """The turn's context stack (:meth:`stack`) as chat messages.
 
         The stack's system layers (stable prefix, semi-stable prefix, working memory)
         are joined into one leading system message, in cache order: small chat models
         (SmolLM2's template) read one system message and lose the thread otherwise.
         """
-        self.working_memory = memory_text
-        stack = await self.conversations.build_context(
-            await self.session(), identity=self.identity
-        )
+        stack = await self.stack(memory_text, recall)
         messages = list(stack.messages())
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         rest = [m for m in messages if m["role"] != "system"]
         return [{"role": "system", "content": system}, *rest]
 
-    async def dispatch(self, reply: str) -> str:
+    async def dispatch(self, reply: str, agent: str = "Main") -> str:
         """If ``reply`` is a tool call, run it (built-in tools only) and return what to
-        say instead; otherwise return ``reply`` unchanged."""
+        say instead; otherwise return ``reply`` unchanged. Fact memory's tools run
+        for ``agent`` under the turn's memory id; the call and its result are
+        recorded in the thread like the conversation layer's tools."""
         call = parse_tool_call(reply)
         if call is None:
             return reply
         name, args = call
         self.tool_calls += 1
-        outcome = await self.conversations.dispatch_tool(name, args, session=await self.session())
+        session = await self.session()
+        if self.fact_tools is not None and self.fact_tools.owns(name):
+            call_id = await self.conversations.record_tool_call(session, name, args)
+            result = await self.fact_tools.run(agent, name, args)
+            content = json.dumps(result, ensure_ascii=False, sort_keys=True)
+            await self.conversations.record_tool_result(session, call_id, name, content,
+                                                        ok=bool(result.get("ok")))
+            self.turn_results.append(content)
+            return content
+        outcome = await self.conversations.dispatch_tool(name, args, session=session)
         if outcome is None:
             return f"I can't run the tool {name!r} here."
+        self.turn_results.append(outcome.content)
         return str(outcome.content)
 
     async def record_reply(self, text: str) -> None:

@@ -10,11 +10,15 @@ from solace.app.api import RecallHit as RecallHit
 from solace.app.api import Solace as Solace
 from solace.app.api import TopicView as TopicView
 from solace.app.api import UnknownAgentError as UnknownAgentError
+from solace.app.memory import ImportResult as ImportResult
+from solace.facts import FactsDisabledError as FactsDisabledError
 
 __all__ = [
     "AppError",
     "ChatReply",
     "FactView",
+    "FactsDisabledError",
+    "ImportResult",
     "NotFoundError",
     "RecallHit",
     "Solace",

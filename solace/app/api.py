@@ -1,11 +1,12 @@
 """The application API: every call a surface (CLI, REPL, HTTP, MCP) makes of Solace.
 
 One object over a running :class:`~solace.runtime.Runtime`: a chat turn, observe,
-recall, topics and curation, durable facts, notes, inspect and stats, and seed 000's
-exit triggers. Surfaces translate their own input into these calls and the returned
-views into their own output; none of them reaches into the runtime. Views are frozen
-dataclasses of plain values, so a surface can turn one into JSON with
-:func:`dataclasses.asdict`.
+recall, topics and curation, durable facts, notes, inspect and stats, seed 000's
+exit triggers, and fact memory's calls (:mod:`solace.app.memory`: remember, recall,
+list, delete, forget, consolidate, export, import). Surfaces translate their own
+input into these calls and the returned views into their own output; none of them
+reaches into the runtime. Views are frozen dataclasses of plain values, so a
+surface can turn one into JSON with :func:`dataclasses.asdict`.
 
 Errors: bad arguments raise :class:`AppError` subclasses whose message names the bad
 value; nothing is written when a call is refused.
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from solace.actors.routing import ACTORS, speaker_of
+from solace.app.memory import MemoryCalls
 from solace.conversation import DEFAULT_SCOPE
 from solace.conversation.model import EXIT_TRIGGERS, Scope, Trigger
 from solace.conversation.sessions import current_session
@@ -134,7 +136,7 @@ def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
     )
 
 
-class Solace:
+class Solace(MemoryCalls):
     """The application API over one running runtime.
 
     Args:
@@ -148,11 +150,24 @@ class Solace:
 
     # -- talking and remembering ---------------------------------------------------
 
-    async def chat(self, text: str) -> ChatReply:
-        """One chat turn with memory: Main answers, Mouth says what may be said."""
+    async def chat(self, text: str, memory: str | None = None,
+                   memory_store: str | None = None) -> ChatReply:
+        """One chat turn with memory: Main answers, Mouth says what may be said.
+
+        ``memory``: the fact-memory id of the turn (None: the scope's user);
+        ``memory_store``: its store (None: Main's configured store, else ``default``).
+        Facts recalled for it are hidden context; facts the exchange establishes are
+        written under it after the reply. With fact memory off the turn proceeds
+        without memory (logged once).
+
+        Raises:
+            AppError: empty text. InvalidMemoryIdError / UnknownStoreError (both
+                ``ValueError``): a bad memory id or store, fact memory on; nothing
+                was sent.
+        """
         if not text.strip():
             raise AppError("a chat message needs some text")
-        speech = await self.runtime.ask(text)
+        speech = await self.runtime.ask(text, memory=memory, memory_store=memory_store)
         return ChatReply(
             speech.text, speech.entry_id, speech.draft_id,
             speech.dropped_narration + speech.dropped_credentials,

@@ -2,7 +2,8 @@
 
 1. Stable prefix (cached, never compacted): identity (SOUL), skills, tools list,
    persistent memory (promoted topic summaries across sessions, ``[DEPRECATED]``
-   titles), durable facts, drift result (the active topic and what it forked from).
+   titles, then the fact-memory recall block of the turn, seeds 001 and 004),
+   durable facts, drift result (the active topic and what it forked from).
 2. Semi-stable prefix (fetched per turn): notes of the current topic, summaries of
    this session's prior topics (capped at a token budget, oldest dropped first, so a
    long session cannot grow the stack).
@@ -51,6 +52,8 @@ class ContextStack:
         volatile: the volatile suffix.
         thread: the trailing window of the current topic's thread.
         memory: the memory block used (for inspection: shown and dropped topics).
+        recall: the fact-memory recall block placed in the memory section ('' if none).
+        recall_tokens: its token count (as fact memory counted it).
     """
 
     stable: str
@@ -60,6 +63,8 @@ class ContextStack:
     memory: MemoryBlock
     active_results: tuple[ThreadItem, ...] = ()
     working_memory: str = ""
+    recall: str = ""
+    recall_tokens: int = 0
 
     @property
     def text(self) -> str:
@@ -150,6 +155,8 @@ def assemble(
     thread: Sequence[ThreadItem],
     trailing_requests: int,
     working_memory: str,
+    recall: str = "",
+    recall_tokens: int = 0,
 ) -> ContextStack:
     """Assemble one turn's stack from its parts (pure: same parts, same bytes).
 
@@ -167,12 +174,16 @@ def assemble(
         thread: the active topic's full thread.
         trailing_requests: how many user requests the volatile layer keeps.
         working_memory: text from the agent's working tier ('' if none).
+        recall: the turn's fact-memory recall block (``RecallBlock.text``), placed in
+            the memory section after the promoted topics: persistent memory, seed 000's
+            place for it. '' leaves the stack byte-identical to one without it.
+        recall_tokens: its token count, carried on the stack.
     """
     stable = _join(
         _section("Identity", identity.strip()),
         _section("Skills", "\n".join(f"- {s.strip()}" for s in skills if s.strip())),
         _section("Tools", "\n".join(f"- {t.name}: {t.description}" for t in tools)),
-        _section("Memory", memory.text),
+        _section("Memory", _join(memory.text, recall.strip())),
         _section("Durable facts", render_facts(facts)),
         _section("Topic", _drift_line(active, parent)),
     )
@@ -193,5 +204,6 @@ def assemble(
         _section("Working memory", working_memory.strip()),
     )
     return ContextStack(
-        stable, semi, volatile, window, memory, tuple(active_results), working_memory
+        stable, semi, volatile, window, memory, tuple(active_results), working_memory,
+        recall.strip(), recall_tokens if recall.strip() else 0,
     )

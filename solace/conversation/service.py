@@ -396,12 +396,15 @@ class Conversations:
         identity: str = "",
         skills: Sequence[str] = (),
         tools: Sequence[ToolSpec] = (),
+        recall: str = "",
+        recall_tokens: int = 0,
     ) -> ContextStack:
         """Assemble this turn's context stack for the session (see :mod:`.context`).
 
         Args:
             identity: the SOUL text. skills: skill descriptions.
             tools: external tools, listed after the built-in ones.
+            recall, recall_tokens: the turn's fact-memory recall block and its tokens.
         """
         session = self.session(session_id)
         active = self.active_topic(session_id)
@@ -418,6 +421,7 @@ class Conversations:
             notes=self.notes(active.topic_id), prior=prior, thread=self.thread(active.topic_id),
             trailing_requests=self.config.trailing_requests,
             working_memory=self.working_memory() if self.working_memory is not None else "",
+            recall=recall, recall_tokens=recall_tokens,
         )
         if self._last_stable.get(session_id) == stack.stable:
             self.stable_reused += 1

@@ -1,4 +1,5 @@
-"""The agent's built-in memory tools: ``notes``, ``important_info``, ``manage_topic_memory``.
+"""The agent's built-in memory tools: ``notes``, ``important_info``, ``manage_topic_memory``,
+and fact memory's ``remember`` and ``recall`` (seed 004, :data:`FACT_TOOLS`).
 
 They are dispatched ahead of any external (MCP) tool: the runtime offers every tool
 call to :meth:`Conversations.dispatch_tool` first, which returns None for a name it
@@ -16,9 +17,12 @@ from typing import Any
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "FACT_TOOLS",
     "IMPORTANT_INFO",
     "MANAGE_TOPIC_MEMORY",
     "NOTES",
+    "RECALL",
+    "REMEMBER",
     "ToolOutcome",
     "ToolSpec",
 ]
@@ -95,6 +99,42 @@ MANAGE_TOPIC_MEMORY = ToolSpec(
 
 #: The built-in tools, in the order they are listed to the agent.
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (NOTES, IMPORTANT_INFO, MANAGE_TOPIC_MEMORY)
+
+REMEMBER = ToolSpec(
+    "remember",
+    "Save a fact worth keeping across conversations (a preference, a fact about the "
+    "person, the state of something ongoing), third-person and self-contained. It is "
+    "classified against what is known: ADD, UPDATE (a newer value), NOOP (already "
+    "known) or CONFLICT.",
+    {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "importance": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    },
+)
+
+RECALL = ToolSpec(
+    "recall",
+    "Search the facts remembered for this memory id; returns the best matches.",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "k": {"type": "integer", "minimum": 1, "maximum": 100},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+)
+
+#: Fact memory's tools (seed 004), listed after the built-in ones and dispatched by
+#: the runtime's fact tools (:mod:`solace.actors.fact_tools`), not by the
+#: conversation layer.
+FACT_TOOLS: tuple[ToolSpec, ...] = (REMEMBER, RECALL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,172 @@
+"""The application API's fact-memory calls (seeds 001 and 004), mixed into
+:class:`~solace.app.api.Solace`.
+
+Every call acts on the runtime's :class:`~solace.facts.FactMemory`; with fact
+memory switched off (``[facts] enabled = false``) or failed to open, every call
+raises :class:`~solace.facts.FactsDisabledError` (the surfaces answer 503) and
+nothing is written. A chat turn, by contrast, proceeds without memory.
+
+Results are the fact layer's own frozen values (:class:`~solace.facts.WriteResult`,
+:class:`~solace.facts.RecallBlock`, :class:`~solace.facts.Fact`,
+:class:`~solace.facts.Compaction`) and :class:`ImportResult`;
+:func:`solace.facts.fact_record` turns a fact into the JSON object the surfaces show.
+Bad arguments raise the fact layer's errors, which name the bad value:
+``InvalidMemoryIdError``, ``UnknownStoreError`` and ``InvalidFactError`` are
+``ValueError``\\ s, ``UnknownFactIdError`` a ``KeyError``; a malformed import row is
+an :class:`~solace.app.api.AppError` naming its index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from solace.clock import check_instant
+from solace.facts import (
+    Candidate,
+    Compaction,
+    Fact,
+    FactMemory,
+    FactsDisabledError,
+    InvalidFactError,
+    InvalidMemoryIdError,
+    RecallBlock,
+    WriteResult,
+    check_memory_id,
+)
+
+if TYPE_CHECKING:
+    from solace.runtime import Runtime
+
+__all__ = ["ImportResult", "MemoryCalls"]
+
+_ROW_KEYS = frozenset({"memory_id", "text", "importance", "at", "slot"})
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What one imported row became: its memory id, write class, reason and fact id
+    (the existing fact's id for a NOOP)."""
+
+    memory_id: str
+    write_class: str
+    reason: str
+    fact_id: str
+
+
+class MemoryCalls:
+    """The fact-memory calls of the application API (a mixin: ``self.runtime``)."""
+
+    runtime: Runtime
+
+    def fact_memory(self) -> FactMemory:
+        """The runtime's fact memory.
+
+        Raises:
+            FactsDisabledError: fact memory is switched off or failed to open.
+        """
+        facts = self.runtime.facts
+        if facts is None:
+            raise FactsDisabledError("fact memory is off ([facts] enabled = false, or it "
+                                     "could not be opened: see the log)")
+        return facts
+
+    async def remember(self, memory_id: str, text: str, *, store: str | None = None,
+                       importance: float | None = None) -> WriteResult:
+        """Classify and write ``text`` as a fact of ``memory_id`` (ADD, UPDATE, NOOP or
+        CONFLICT, with the reason); ``store``: the request's, else ``default``."""
+        return await self.fact_memory().remember(memory_id, text, store=store,
+                                                 importance=importance)
+
+    async def recall_facts(self, query: str, memory_id: str, *, store: str | None = None,
+                           k: int | None = None) -> RecallBlock:
+        """The facts of ``memory_id`` best matching ``query`` (the store's ``top_k``, or
+        ``k``), decayed, above ``min_score``, with the rendered block and its tokens."""
+        return await self.fact_memory().recall(query, memory_id, store=store, k=k)
+
+    def memory_ids(self, store: str | None = None) -> list[str]:
+        """The memory ids holding facts (in ``store`` if given), sorted."""
+        return self.fact_memory().memory_ids(store)
+
+    def memory_facts(self, memory_id: str, all: bool = False) -> list[Fact]:  # noqa: A002
+        """``memory_id``'s live and conflicting facts, oldest first; ``all``: history
+        too (superseded and evicted facts)."""
+        return self.fact_memory().facts(memory_id, include_history=all)
+
+    async def delete_fact(self, memory_id: str, fact_id: str) -> Fact:
+        """Delete one fact for good (its key destroyed: a data-subject request); the
+        fact as it was. ``UnknownFactIdError`` (a ``KeyError``) names an unknown id."""
+        return await self.fact_memory().delete(memory_id, fact_id)
+
+    async def forget(self, memory_id: str) -> int:
+        """Forget every fact of ``memory_id`` (keys destroyed); how many there were."""
+        return await self.fact_memory().forget(memory_id)
+
+    async def consolidate(self, memory_id: str) -> list[Compaction]:
+        """Compact ``memory_id``'s live facts now; one verdict per store it has facts in
+        (a refused compaction changes nothing and says why)."""
+        return await self.fact_memory().consolidate(memory_id)
+
+    def export_facts(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every fact of ``memory_id``, history included, as JSON-ready objects
+        (:func:`solace.facts.fact_record`), oldest first."""
+        return self.fact_memory().export(memory_id)
+
+    async def import_facts(self, rows: Sequence[Mapping[str, Any]],
+                           store: str) -> list[ImportResult]:
+        """Write ``rows`` into ``store`` with extraction off (seed 001: "seed a store
+        from your CRM export"), each classified like any write, in order per memory id.
+
+        A row is ``{"memory_id", "text", "importance"?, "at"?, "slot"?}``; ``at`` is
+        when it was stated (epoch seconds or an ISO date-time; default now). Every row
+        is checked first: one bad row refuses the call and nothing is written.
+
+        Returns:
+            One :class:`ImportResult` per row, in the rows' order.
+
+        Raises:
+            AppError: a malformed row (its index and what is wrong).
+            UnknownStoreError: ``store`` is not configured.
+        """
+        facts = self.fact_memory()
+        name = facts.store_name(store)
+        now = self.runtime.clock.now()
+        by_id: dict[str, list[tuple[int, Candidate, float]]] = {}
+        for index, row in enumerate(rows):
+            memory_id, candidate, at = _row(index, row, now)
+            by_id.setdefault(memory_id, []).append((index, candidate, at))
+        out: list[ImportResult | None] = [None] * len(rows)
+        for memory_id, items in by_id.items():
+            results = await facts.write(memory_id, [c for _, c, _ in items], store=name,
+                                        source="import", as_of=[t for _, _, t in items])
+            for (index, _, _), result in zip(items, results, strict=True):
+                out[index] = ImportResult(memory_id, result.write_class.value, result.reason,
+                                          result.fact.fact_id)
+        return [r for r in out if r is not None]
+
+
+def _row(index: int, row: object, now: float) -> tuple[str, Candidate, float]:
+    """One import row checked: its memory id, candidate and time."""
+    from solace.app.api import AppError
+    from solace.facts.service import _check_fact
+
+    if not isinstance(row, Mapping):
+        raise AppError(f"import row {index}: expected an object, got {type(row).__name__}")
+    unknown = sorted(set(row) - _ROW_KEYS)
+    if unknown:
+        raise AppError(f"import row {index}: unknown field(s) {unknown} "
+                       f"(fields are {', '.join(sorted(_ROW_KEYS))})")
+    slot = row.get("slot", "")
+    try:
+        memory_id = check_memory_id(row.get("memory_id"))
+        text, importance = _check_fact(row.get("text"), row.get("importance", 0.5))
+        at = row.get("at")
+        ts = now if at is None else check_instant(
+            datetime.fromisoformat(at) if isinstance(at, str) else at, name="at")
+        if not isinstance(slot, str):
+            raise TypeError(f"slot must be a string, got {slot!r}")
+    except (InvalidMemoryIdError, InvalidFactError, ValueError, TypeError) as exc:
+        raise AppError(f"import row {index}: {exc}") from None
+    return memory_id, Candidate(text, importance, slot), ts
