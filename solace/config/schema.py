@@ -27,6 +27,7 @@ __all__ = [
     "RuntimeConfig",
     "StoreConfig",
     "SubstrateConfig",
+    "WorkspaceConfig",
 ]
 
 AGENT_NAMES: tuple[str, ...] = ("Supervisor", "Main", "Mood", "Time", "Mouth")
@@ -312,6 +313,41 @@ class FactsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkspaceConfig:
+    """The human-readable workspace (seed 003): markdown files under the home.
+
+    ``path`` is relative to the home unless absolute. Daily logs are dated in
+    ``timezone`` (an IANA name; UTC by default). Token budgets bound what
+    :meth:`solace.workspace.Workspace.session_context` loads and NOW.md's size.
+    """
+
+    enabled: bool = True
+    path: str = "workspace"
+    timezone: str = "UTC"
+    daily_budget_tokens: int = 1200  # today's and yesterday's logs at session start
+    memory_budget_tokens: int = 1500  # MEMORY.md at session start (main sessions only)
+    now_max_tokens: int = 300
+    synthesize_every_hours: float = 24.0  # the heartbeat synthesises MEMORY.md this often
+    weekly_budget_tokens: int = 400  # a weekly roll-up's size
+    monthly_budget_tokens: int = 600  # a monthly roll-up's size
+    summary_mode: Literal["deterministic", "llm"] = "deterministic"  # llm: through the guard
+
+    def __post_init__(self) -> None:
+        _positive(self, "daily_budget_tokens", "memory_budget_tokens", "now_max_tokens",
+                  "synthesize_every_hours", "weekly_budget_tokens", "monthly_budget_tokens")
+        if not self.path.strip():
+            raise ValueError(f"path must name a directory, got {self.path!r}")
+        if self.timezone != "UTC":
+            import zoneinfo
+
+            try:
+                zoneinfo.ZoneInfo(self.timezone)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"timezone {self.timezone!r} is not a known IANA time zone"
+                                 ) from None
+
+
+@dataclass(frozen=True, slots=True)
 class RuntimeConfig:
     """The long-lived process."""
 
@@ -351,6 +387,7 @@ class Config:
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     facts: FactsConfig = field(default_factory=FactsConfig)
     stores: Mapping[str, StoreConfig] = field(default_factory=_stores)
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.agents) - set(AGENT_NAMES))
