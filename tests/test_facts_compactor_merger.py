@@ -188,3 +188,25 @@ def test_bad_vectors_or_threshold_are_refused_naming_the_value(
 ) -> None:
     with pytest.raises(error):
         merge_deterministic(["a", "b", "c"], vectors, threshold=threshold)  # type: ignore[arg-type]
+
+
+def test_merger_never_loses_a_salient_item_on_random_subsets_and_thresholds() -> None:
+    import random
+
+    pool = [
+        *corpus(),
+        "Ivan paid $1,250 for the course on 2024-05-03.",
+        "Judy ran 3.5 km last week and 10% faster than in 2022.",
+        "Maria ran a 5K charity run for a homeless shelter.",
+        "Dr Smith is the dentist; Dr Jones is the GP.",
+        "Dr Jones is the GP",
+        "Ken has three kids: Lea, Max and Noor.",
+        "Ken's kids are Lea, Max and Noor, aged 4, 6 and 9.",
+    ]
+    rng = random.Random(4)
+    for _ in range(60):
+        inputs = rng.sample(pool, rng.randint(2, len(pool)))
+        threshold = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0])
+        merged = merge(inputs, threshold=threshold)
+        assert lost_salient(inputs, merged) == (), (inputs, threshold)
+        assert merge(inputs, threshold=threshold) == merged

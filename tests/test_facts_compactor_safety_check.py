@@ -162,3 +162,23 @@ def test_detail_never_quotes_fact_text() -> None:
     for proposal in ({"facts": ["The contract renews."]}, {"facts": list(INPUTS)}, "Alice {"):
         verdict = check(proposal)
         assert "Alice" not in verdict.detail and "contract" not in verdict.detail, verdict.detail
+
+
+def test_an_input_kept_verbatim_keeps_its_own_items() -> None:
+    # "5K" reads as the name "k" glued to a digit: still kept by the same text.
+    inputs = (
+        "Maria ran a 5K charity run for a shelter.",
+        "Maria ran a 5K charity run for a shelter",
+    )
+    verdict = check_compaction(inputs, [inputs[0]], count_tokens=words)
+    assert verdict.accepted, verdict
+
+
+def test_a_date_is_not_made_up_across_two_outputs() -> None:
+    verdict = check_compaction(
+        ["The contract renews in March 2027."],
+        ["renews March", "2027 contract"],
+        count_tokens=words,
+    )
+    assert verdict.reason == "lost_salient"
+    assert verdict.lost == ("date:2027-03",)

@@ -191,25 +191,37 @@ def _contains_phrase(haystack: str, phrase: str) -> bool:
 def lost_salient(inputs: Sequence[str], outputs: Sequence[str]) -> tuple[str, ...]:
     """The names, numbers and dates of ``inputs`` that no output keeps.
 
-    The guard's rules, applied to every item (no share tolerated): a name survives
-    if some output contains it as a phrase (casefolded); a number if some output
-    states it (dates' digits count); a date if some output states it or a more
-    precise form of it (``"2027-03"`` is kept by ``"2027-03-01"``), compared in the
-    canonical forms of :mod:`solace.models.entities` ("March 2027" == "Mar 2027").
+    The guard's rules, applied to every item (no share tolerated), each output read
+    on its own (no item is made up across two outputs): a name survives if some
+    output has it among its names or contains it as a phrase (casefolded); a number
+    if some output states it (dates' digits count); a date if some output states it
+    or a more precise form of it (``"2027-03"`` is kept by ``"2027-03-01"``), all
+    compared in the canonical forms of :mod:`solace.models.entities` ("March 2027"
+    == "Mar 2027", "two" == "2"). An input is always judged to keep its own items.
 
     Returns:
         The lost items, sorted, each prefixed ``name:``, ``number:`` or ``date:``.
     """
-    joined = "\n".join(outputs)
-    folded = joined.casefold().replace("\u2019", "'")
-    out = salient(joined)
-    out_numbers = out.numbers | number_values(joined)
+    names: set[str] = set()
+    numbers: set[str] = set()
+    dates: set[str] = set()
+    folded = [text.casefold().replace("\u2019", "'") for text in outputs]
+    for text in outputs:
+        found = salient(text)
+        names.update(found.names)
+        numbers.update(found.numbers | number_values(text))
+        dates.update(found.dates)
+    out_dates = frozenset(dates)
     lost: set[str] = set()
     for text in inputs:
         found = salient(text)
-        lost.update(f"name:{n}" for n in found.names if not _contains_phrase(folded, n))
-        lost.update(f"number:{n}" for n in found.numbers if n not in out_numbers)
-        lost.update(f"date:{d}" for d in found.dates if not date_supported(d, out.dates))
+        lost.update(
+            f"name:{n}"
+            for n in found.names
+            if n not in names and not any(_contains_phrase(f, n) for f in folded)
+        )
+        lost.update(f"number:{n}" for n in found.numbers if n not in numbers)
+        lost.update(f"date:{d}" for d in found.dates if not date_supported(d, out_dates))
     return tuple(sorted(lost))
 
 
