@@ -86,10 +86,35 @@ def test_plans_with_dates_are_plans() -> None:
 
 
 def test_relative_dates_are_resolved_at_the_turn_time() -> None:
-    fact = only("I moved to Berlin yesterday.")
-    assert fact.text == "The user moved to Berlin on 7 May 2023"
-    assert "May 2023" not in facts("I moved to Berlin yesterday.", limit=1)[0].text.replace(
-        "7 May 2023", "")
+    assert only("I moved to Berlin yesterday.").text == "The user moved to Berlin on 7 May 2023"
+    assert only("Remind me to call my dentist tomorrow.").text == (
+        "The user has to call the user's dentist on 9 May 2023")
+    assert "June 2023" in only("We're moving to Denver next month.").text
+
+
+def test_standing_requests_to_the_assistant_are_preferences() -> None:
+    fact = only("Please always answer in Spanish.")
+    assert fact.kind == "preference"
+    assert fact.text == "The user wants the assistant to always answer in Spanish"
+    assert only("Please don't use emojis.").text == "The user wants the assistant not to use emojis"
+    assert facts("I want you to know that I appreciate it.") == []
+
+
+def test_a_job_needs_a_role_not_any_noun() -> None:
+    assert facts("I'm a big believer in unit tests.") == []
+    fact = only("I'm a software engineer at Stripe.")
+    assert (fact.kind, fact.slot) == ("identity", "job")
+    assert only("I'm vegetarian.").slot == "preference:diet"
+
+
+def test_a_relative_mentioned_in_passing_is_not_a_relationship_fact() -> None:
+    assert facts("I miss my family!") == []
+    assert only("My daughter starts school in September.").slot == "relationship:daughter"
+
+
+def test_slots_name_the_thing_not_its_qualifier() -> None:
+    assert only("I got a new laptop.").slot == "possession:laptop"
+    assert only("I hate long meetings.").slot == "preference:meeting"
 
 
 def test_possessions_are_possessions() -> None:
