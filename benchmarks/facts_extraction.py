@@ -17,7 +17,8 @@ questions and chit-chat); plus, from each conversation's third session, the turn
 among its first 14 that carry a fact (3 to 7 per conversation), to bring the mix to
 about half and half. Conversations 0-4 of the file (conv-26, -30, -41, -42, -43) are
 the tuning split, 5-9 (conv-44, -47, -48, -49, -50) the test split, as in
-``locomo_recall.py``; the rules were developed looking at tuning-split outputs only.
+``locomo_recall.py``; the rules were developed looking at tuning-split outputs only,
+and the test split was first run after they were frozen.
 The first 240 labels were written before the extractor existed, the third-session
 ones after its first rules but without running it on them. LoCoMo has no
 obligations or corrections among these turns: those kinds are covered by the unit

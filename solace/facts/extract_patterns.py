@@ -90,8 +90,8 @@ _RULE_TABLE = (
      r"a\s+(?:big\s+|huge\s+)?\w+\s+fan|into|passionate about|keen on|obsessed with|"
      r"all about)\b(?P<obj>.*)"),
     ("preference", "",
-     rf"\b{_I}{_ADV}\s+(?:want|need|would like|'d like)\s+you\s+(?!to\s+(?:know|understand|see|hear|meet)\b)"
-     r"(?P<obj>(?:to|not to)\s+.+)"),
+     rf"\b{_I}{_ADV}\s+(?:want|need|would like|'d like)\s+you\s+"
+     r"(?!to\s+(?:know|understand|see|hear|meet)\b)(?P<obj>(?:to|not to)\s+.+)"),
     ("preference", "diet",
      rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:a\s+)?(?P<obj>vegetarian|vegan|pescatarian|"
      r"lactose[- ]intolerant|gluten[- ]free|teetotal|sober)\b.*"),
