@@ -210,3 +210,11 @@ def test_merger_never_loses_a_salient_item_on_random_subsets_and_thresholds() ->
         merged = merge(inputs, threshold=threshold)
         assert lost_salient(inputs, merged) == (), (inputs, threshold)
         assert merge(inputs, threshold=threshold) == merged
+
+
+def test_clusters_grow_by_centroid_so_a_chain_of_similar_facts_does_not_merge_all() -> None:
+    inputs = ["Hank plays chess.", "Ivy paints murals.", "Jon sails boats."]
+    angles = np.radians([0.0, 40.0, 80.0])  # neighbours 0.77 similar, the ends 0.17
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    merged = merge_deterministic(inputs, vectors, threshold=0.7)
+    assert merged == ["Hank plays chess; Ivy paints murals", "Jon sails boats."]

@@ -6,9 +6,10 @@ merger does the same work with rules: it groups facts that are about the same th
 and writes each group as one entry holding every *distinct clause* of the group,
 dropping the clauses that merely restate another one.
 
-Two facts are grouped when their vectors are at least ``threshold`` similar
-(single-link) or when one of them restates a clause of the other (so a lexical
-restatement is merged even when its vector lands below the threshold). A clause
+Facts are grouped when one restates a clause of the other (so a lexical
+restatement is merged even when its vector lands below the threshold), and groups
+join a cluster whose centroid is at least ``threshold`` similar to theirs
+(greedy-centroid, in input order). A clause
 *restates* another when its key, the set of its content words (stemmed, with a few
 synonyms of common fact verbs folded together, framing words such as "user" or
 "mentioned" ignored, negation kept as a marker) plus its canonical numbers and
@@ -266,7 +267,14 @@ def _check_args(inputs: Sequence[str], vectors: np.ndarray, threshold: float) ->
 def _clusters(
     inputs: Sequence[str], vectors: np.ndarray, threshold: float, by_owner: list[list[_Clause]]
 ) -> list[list[int]]:
-    """Single-link groups of input indexes, each sorted, ordered by first member."""
+    """Groups of input indexes, each sorted, ordered by first member.
+
+    Lexical restatements are grouped first (transitively). Then, group by group in
+    input order, a group joins the existing cluster whose centroid is most similar
+    to its own (earliest on a tie) when that cosine is at least ``threshold``, else
+    opens a cluster: greedy-centroid, so a chain of pairwise-similar facts about
+    different things does not become one cluster.
+    """
     parent = list(range(len(inputs)))
 
     def find(i: int) -> int:
@@ -275,20 +283,36 @@ def _clusters(
             i = parent[i]
         return i
 
-    def union(i: int, j: int) -> None:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-
-    sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
     for i in range(len(inputs)):
         for j in range(i + 1, len(inputs)):
-            if sims[i, j] >= threshold or _linked(by_owner[i], by_owner[j]):
-                union(i, j)
-    groups: dict[int, list[int]] = {}
+            if find(i) != find(j) and _linked(by_owner[i], by_owner[j]):
+                parent[max(find(i), find(j))] = min(find(i), find(j))
+    lexical: dict[int, list[int]] = {}
     for i in range(len(inputs)):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(groups.values(), key=lambda g: g[0])
+        lexical.setdefault(find(i), []).append(i)
+
+    rows = np.asarray(vectors, dtype=np.float64)
+    clusters: list[list[int]] = []
+    sums: list[np.ndarray] = []
+    for group in sorted(lexical.values(), key=lambda g: g[0]):
+        total = rows[group].sum(axis=0)
+        best, best_cosine = -1, threshold
+        for index, other in enumerate(sums):
+            cosine = _cosine(total, other)
+            if cosine >= best_cosine and (best < 0 or cosine > best_cosine):
+                best, best_cosine = index, cosine
+        if best < 0:
+            clusters.append(list(group))
+            sums.append(total)
+        else:
+            clusters[best].extend(group)
+            sums[best] = sums[best] + total
+    return sorted((sorted(c) for c in clusters), key=lambda c: c[0])
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norm if norm > 0.0 else 0.0
 
 
 def _linked(a: list[_Clause], b: list[_Clause]) -> bool:
@@ -308,8 +332,9 @@ def merge_deterministic(
     Args:
         inputs: the facts, one text each.
         vectors: one L2-normalised row per input (cosine == inner product).
-        threshold: cosine at or above which two facts join one cluster
-            (single-link); lexical restatements join regardless.
+        threshold: cosine to a cluster's centroid at or above which a fact joins
+            it (greedy-centroid, in input order, the most similar cluster first);
+            lexical restatements join regardless.
 
     Returns:
         One entry per cluster, clusters in the order of their first input. A
