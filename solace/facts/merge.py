@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from solace.memory.ladder.sentences import split_sentences
-from solace.memory.lexical import STOP_WORDS, content_words, stem
+from solace.memory.lexical import content_words, stem
 from solace.models.entities import date_supported, number_values, salient
 
 __all__ = ["clauses", "lost_salient", "merge_deterministic", "restatement_key"]
@@ -47,7 +47,10 @@ _RELATION_WORDS = frozenset(
 )
 # Words whose order decides the meaning ("tea over coffee" vs "coffee over tea"):
 # a key holding one is only a restatement of a key whose words come in the same order.
-_ORDER_WORDS = frozenset("over than before after rather instead more less above below".split())
+_ORDER_WORDS = frozenset(
+    w if w in _RELATION_WORDS else stem(w)
+    for w in "over than before after rather instead more less above below".split()
+)
 # Framing, not content: who the fact is about when unnamed, and reporting verbs.
 _FRAMING = frozenset(
     stem(w)
@@ -66,6 +69,7 @@ _SYNONYM_GROUPS = (
     "morning mornings",
 )
 _SYNONYMS = {stem(w): stem(g.split()[0]) for g in _SYNONYM_GROUPS for w in g.split()}
+_RELATION_RE = re.compile(rf"\b(?:{'|'.join(sorted(_RELATION_WORDS))})\b")
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|cannot|without)\b|n't\b", re.IGNORECASE)
 _CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,\s+and\s+")
 # A reporting lead-in at the start of a clause ("mentioned they're usually free ...").
@@ -86,7 +90,6 @@ class _Clause:
     text: str
     key: frozenset[str]
     order: tuple[str, ...]  # key words in first-occurrence order
-    owner: int  # index of the input it came from
     position: int  # global position, for stable order
 
 
@@ -119,18 +122,13 @@ def _is_salient_word(word: str) -> bool:
 
 
 def _key_words(text: str) -> list[str]:
-    words: list[str] = []
-    for word in re.findall(r"[0-9a-z]+(?:'[a-z]+)?", text.casefold().replace("\u2019", "'")):
-        word = word.removesuffix("'s")
-        if word in _RELATION_WORDS:
-            words.append(word)
-        elif word in STOP_WORDS or not content_words(word) or _is_salient_word(word):
-            continue
-        else:
-            base = stem(word)
-            if base not in _FRAMING:
-                words.append(_SYNONYMS.get(base, base))
-    return words
+    """Content words, stemmed and synonym-folded, framing and number/date words out."""
+    words = [
+        _SYNONYMS.get(base, base)
+        for word in content_words(text)
+        if not _is_salient_word(word) and (base := stem(word)) not in _FRAMING
+    ]
+    return words + _RELATION_RE.findall(text.casefold())
 
 
 def restatement_key(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -353,11 +351,11 @@ def merge_deterministic(
     _check_args(inputs, vectors, threshold)
     by_owner: list[list[_Clause]] = []
     position = 0
-    for i, text in enumerate(inputs):
+    for text in inputs:
         own: list[_Clause] = []
         for piece in clauses(text):
             key, order = restatement_key(piece)
-            own.append(_Clause(piece, key, order, i, position))
+            own.append(_Clause(piece, key, order, position))
             position += 1
         by_owner.append(own)
     out: list[str] = []
