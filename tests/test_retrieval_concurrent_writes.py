@@ -1,6 +1,6 @@
 """Recall while many tasks observe and the fade runs: no error, and nothing acknowledged lost.
 
-Eight observers append distinct turns while four recallers query and every agent's fade
+Eight observers append 2,000 distinct turns while four recallers query and every agent's fade
 coroutine demotes, merges and moves records between tiers (small budgets, a short tick,
 virtual time). Every recall must succeed, and afterwards every acknowledged event must be
 found by its exact text.
@@ -19,7 +19,7 @@ from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, Subst
 
 OBSERVERS = 8
 RECALLERS = 4
-EVENTS_PER_OBSERVER = 100
+EVENTS_PER_OBSERVER = 250  # 2,000 events in all
 SYLLABLES = ["ka", "lo", "mi", "ru", "te", "vo", "zi", "pa", "ne", "sho", "gu", "fa", "di", "wen"]
 
 
@@ -88,7 +88,7 @@ async def run_concurrently(rt: Any, lines: list[list[str]]
     return acknowledged, recalls, errors
 
 
-async def test_recall_under_concurrent_observers_raises_nothing(
+async def test_recall_under_concurrent_observers_raises_nothing_and_loses_nothing(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     async with open_runtime(tmp_path, churn_config(), clock=TrioClock()) as rt:
@@ -97,14 +97,6 @@ async def test_recall_under_concurrent_observers_raises_nothing(
         assert len(acknowledged) == OBSERVERS * EVENTS_PER_OBSERVER
         assert recalls >= 100
         assert memory.counters.rounds > 0 and len(memory.longterm) > 0  # the fade did run
-        assert errors == []
-
-
-async def test_every_acknowledged_event_is_recalled_by_its_text(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
-) -> None:
-    async with open_runtime(tmp_path, churn_config(), clock=TrioClock()) as rt:
-        acknowledged, _recalls, errors = await run_concurrently(rt, turns(seed=14))
         assert errors == []
         await rt.settle()
         main = rt.agent("Main")
