@@ -145,7 +145,7 @@ def restatement_key(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
     key = set(order)
     key.update(f"#{n}" for n in found.numbers)
     key.update(f"@{d}" for d in found.dates)
-    if _NEGATION_RE.search(text):
+    if _NEGATION_RE.search(text.replace("\u2019", "'")):
         key.add(_NEGATED)
     return frozenset(key), order
 
