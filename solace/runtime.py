@@ -603,6 +603,8 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
         on_appended=rt.deliver_all,
     )
     rt.facts = await open_fact_memory_or_none(rt.home, config, models, rt.substrate, rt.clock)
+    if rt.facts is None:
+        rt.fact_tools.off_logged()  # its one log line was written: turns do not repeat it
     rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools)
     retrievers = build_retrievers(rt.memories, config, models, rt.substrate, rt.event_vectors)
     for name in ACTORS:

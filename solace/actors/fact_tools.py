@@ -96,9 +96,15 @@ class FactTools:
             check_memory_id(memory_id)
         facts.store_name(store, agent)
 
+    def off_logged(self) -> None:
+        """Fact memory's absence was logged already (when it was opened): turns that
+        carry memory fields do not log it again (they are still counted)."""
+        self._logged.add("off")
+
     def begin_turn(self, memory_id: str | None = None, store: str | None = None) -> TurnMemory:
         """Start a turn under ``memory_id`` (default: :attr:`default_id`) and ``store``;
-        logs once when the request carries memory fields and fact memory is off."""
+        logs once (unless :meth:`off_logged`) when the request carries memory fields
+        and fact memory is off."""
         self.turn = TurnMemory(memory_id or self.default_id, store or None)
         if self.facts is None and (memory_id or store):
             self.failures["off"] += 1
