@@ -1,0 +1,421 @@
+"""Fact memory (issue 9): extraction, knowledge updates, growth, compaction, cost.
+
+Five sections, one table each, one JSON (``benchmarks/results/facts_bench.json``)
+and one PNG (``benchmarks/results/facts_growth.png``). The reported numbers use the
+default configuration (``Config()``, the values spelled out in
+``config/solace.toml``), the real MiniLM embedder (offline) and the WordPiece token
+counter; ``--quick`` runs a small version with the hashing embedder (for the tests).
+
+1. Extractor: ``benchmarks/facts_extraction.evaluate`` on the labelled LoCoMo turns,
+   tuning split (conversations 0-4) and test split (5-9); the headline is test.
+2. Knowledge updates: sequences where a fact changes. *Templated* ones (twelve
+   subjects, ten sequences each; see ``facts_bench_data``) and *real* ones from
+   LoCoMo (``benchmarks/data/facts_updates_locomo.jsonl``: locators only, text read
+   from the dataset; split by conversation as above). Each runs two ways into its
+   own memory id: *remember* (third-person texts through ``FactMemory.remember``:
+   the old value, unrelated facts in between, the new value days later, on an
+   injected clock) and *extract* (first-person user messages through
+   ``FactMemory.extract_turn``: "I live in Lisbon." ... "Actually I moved to
+   Berlin."). Then ``recall(question)``; only the rendered block (what the model
+   is given) is scored (``facts_bench_scoring``): newest value present, only the
+   old one, both, neither. Targets: newest >= 95 %, only-old 0 %. The baseline,
+   in the same run: append-only (every write an ADD) with the same recall scoring.
+   For the extract path the baseline appends what the rules extractor returns.
+   Real sequences put the speaker's other observations (turns) between the two,
+   as they happened (at most 30).
+3. Growth: a stream of mentions (2,000; ``--quick`` 200) about one memory id, full
+   of restatements: 60 distinct facts (five people times the twelve subjects) in
+   three or four phrasings each, 30 known at first and 30 introduced over time, 12
+   value changes late on; facts and tokens stored (live facts) vs mentions, Solace
+   and append-only.
+4. Compaction on a restatement corpus: ids whose facts are each written in up to
+   four phrasings, in a store that never compacts inline; ``consolidate`` each;
+   tokens of the live facts before/after (target >= 2x), names/numbers/dates
+   (``solace.models.entities.salient``) of the live facts before found after
+   (target 100 %), and the verdicts (accepted, refused by reason).
+5. Cost: LLM calls per turn (``FactMemory.counters["llm_calls"]``) with the default
+   ``extraction_mode = "rules"``, and wall time around ``extract_turn`` (extraction
+   + classification + the write) per turn, p50/p95, over LoCoMo test-split turns;
+   ``--llm`` adds a short run with ``extraction_mode = "llm"`` and the configured
+   LLM (SmolLM2-135M by default).
+
+Nothing here was tuned: the benchmark sets no knob of the fact memory; the
+templated phrasings and the real sequences were chosen before the first run.
+
+Usage::
+
+    python benchmarks/facts_bench.py [DATA] [--quick] [--llm] [--out FILE] [--plot FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import trio  # noqa: E402
+from facts_bench_data import (  # noqa: E402
+    compaction_corpus,
+    load_real,
+    restatement_stream,
+    templated_sequences,
+)
+from facts_bench_harness import AppendOnly, ManualClock, live_tokens, open_memory  # noqa: E402
+from facts_bench_report import plot_growth, table  # noqa: E402
+from facts_bench_scoring import outcome, percentile, rates, salient_kept  # noqa: E402
+
+from solace.config.schema import Config  # noqa: E402
+from solace.facts.extract_rules import extract_facts  # noqa: E402
+from solace.facts.model import Exchange  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+LABELS = ROOT / "benchmarks" / "data" / "facts_labels.jsonl"
+REAL = ROOT / "benchmarks" / "data" / "facts_updates_locomo.jsonl"
+RESULTS = ROOT / "benchmarks" / "results"
+DAY = 86400.0
+SEED = 20261203
+NOTHING = "NONE (nothing extracted)"
+FAILURES_SHOWN = 8  # examples kept per group and outcome, for reading
+SECTIONS = ("extractor", "updates", "growth", "compaction", "cost")
+
+
+def bench_config() -> Config:
+    """The defaults plus a ``corpus`` store that never compacts inline (section 4) and
+    an ``llm`` store with ``extraction_mode = "llm"`` (section 5, ``--llm``)."""
+    base = Config()
+    default = base.stores["default"]
+    return dataclasses.replace(base, stores={
+        **base.stores, "corpus": dataclasses.replace(default, compact_above_tokens=0),
+        "llm": dataclasses.replace(default, extraction_mode="llm")})
+
+
+# ------------------------------------------------------------------ 1. extractor
+def section_extractor(data: Path) -> dict[str, Any]:
+    from facts_extraction import evaluate
+
+    out = {}
+    for split in ("tuning", "test"):
+        r = evaluate(LABELS, data, split)
+        out[split] = {k: r[k] for k in ("turns", "gold", "extracted", "matched", "precision",
+                                        "recall", "f1", "facts_per_turn", "latency_ms")}
+    return out
+
+
+# ------------------------------------------------------------------ 2. updates
+async def section_updates(ctx: dict[str, Any], per_subject: int,
+                          data: Path | None) -> dict[str, Any]:
+    config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
+    clock = ManualClock()
+    base = AppendOnly(config, embedder, tok)
+    groups: dict[str, dict[str, list[str]]] = {}
+    classes: dict[str, Counter[str]] = {}
+    failures: list[dict[str, Any]] = []
+    shown: Counter[tuple[str, str]] = Counter()
+    by_subject: dict[str, dict[str, list[str]]] = {}
+    empty_new: Counter[str] = Counter()
+    latencies: list[float] = []
+
+    def record(group: str, seq_id: str, block: str, base_block: str, new_keys: Any,
+               old_keys: Any, new_class: str, written: list[str]) -> None:
+        g = groups.setdefault(group, {"solace": [], "append_only": []})
+        o = outcome(block, new_keys, old_keys)
+        g["solace"].append(o)
+        g["append_only"].append(outcome(base_block, new_keys, old_keys))
+        classes.setdefault(group, Counter())[new_class] += 1
+        if group.startswith("templated"):
+            by_subject.setdefault(group, {}).setdefault(seq_id.rsplit("-", 1)[0], []).append(o)
+        shown[group, o] += 1
+        if o != "newest_only" and shown[group, o] <= FAILURES_SHOWN:
+            failures.append({"group": group, "id": seq_id, "outcome": o,
+                             "new_write": new_class, "written": written, "block": block})
+
+    async with open_memory(config, embedder, tok, clock) as fm:
+        async def remember(mid: str, text: str, at: float) -> str:
+            clock.t = at
+            base.write(mid, text, at)
+            r = await fm.remember(mid, text)
+            return f"{r.write_class.value} {text!r}: {r.reason}"
+
+        async def said(mid: str, text: str, speaker: str, at: float) -> str:
+            clock.t = at
+            ex = Exchange(user=text, ts=at, speaker=speaker)
+            for c in extract_facts(ex, limit=config.stores["default"].max_extractions_per_turn):
+                base.write(mid, c.text, at)
+            started = time.perf_counter()
+            rs = await fm.extract_turn(mid, ex)
+            latencies.append((time.perf_counter() - started) * 1000.0)
+            return "; ".join(f"{r.write_class.value} {r.fact.text!r}: {r.reason}"
+                             for r in rs) or NOTHING
+
+        async def ask(mid: str, question: str, at: float) -> tuple[str, str]:
+            clock.t = at
+            return (await fm.recall(question, mid)).text, base.recall(question, mid, at).text
+
+        t = 1_700_000_000.0
+        for s in templated_sequences(per_subject, SEED):
+            for path in ("remember", "extract"):
+                mid = f"t-{s.seq_id}-{path}"
+                gap = s.gap_days * DAY
+                log = []
+                if path == "remember":
+                    log.append(await remember(mid, s.old_remember, t))
+                    for k, (d, _said) in enumerate(s.distractors):
+                        await remember(mid, d, t + gap * (k + 1) / (len(s.distractors) + 1))
+                    log.append(new := await remember(mid, s.new_remember, t + gap))
+                else:
+                    log.append(await said(mid, s.old_said, s.person, t))
+                    for k, (_d, d_said) in enumerate(s.distractors):
+                        await said(mid, d_said, s.person,
+                                   t + gap * (k + 1) / (len(s.distractors) + 1))
+                    log.append(new := await said(mid, s.new_said, s.person, t + gap))
+                    if new == NOTHING:
+                        empty_new[f"templated/{path}"] += 1
+                block, base_block = await ask(mid, s.question, t + gap + 3600)
+                record(f"templated/{path}", s.seq_id, block, base_block, [s.new_value],
+                       [s.old_value], new.split(" ")[0], log)
+            t += 100 * DAY
+        for r in load_real(REAL, data) if data is not None else []:
+            for path in ("remember", "extract"):
+                mid = f"r-{r.seq_id.replace('/', '-')}-{path}"
+                if path == "remember":
+                    log = [await remember(mid, r.old_text, r.old_at)]
+                    for text, _turn, at in r.between:
+                        await remember(mid, text, at)
+                    log.append(new := await remember(mid, r.new_text, r.new_at))
+                else:
+                    log = [await said(mid, r.old_turn, r.speaker, r.old_at)]
+                    for _text, turn, at in r.between:
+                        await said(mid, turn, r.speaker, at)
+                    log.append(new := await said(mid, r.new_turn, r.speaker, r.new_at))
+                    if new == NOTHING:
+                        empty_new[f"real-{r.split}/{path}"] += 1
+                block, base_block = await ask(mid, r.question, r.new_at + 3600)
+                record(f"real-{r.split}/{path}", r.seq_id, block, base_block, r.new_keys,
+                       r.old_keys, new.split(" ")[0], log)
+    return {
+        "groups": {g: {"solace": rates(v["solace"]), "append_only": rates(v["append_only"]),
+                       "new_write_class": dict(classes[g]),
+                       "new_turn_extracted_nothing": empty_new.get(g, 0)}
+                   for g, v in groups.items()},
+        "by_subject": {g: {subj: rates(v) for subj, v in subs.items()}
+                       for g, subs in by_subject.items()},
+        "real_data": data is not None,
+        "extract_turn_latency_ms": {"p50": percentile(latencies, 50),
+                                    "p95": percentile(latencies, 95), "n": len(latencies)},
+        "failures": failures,
+    }
+
+
+# ------------------------------------------------------------------ 3. growth
+async def section_growth(ctx: dict[str, Any], mentions: int, every: int) -> dict[str, Any]:
+    config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
+    clock = ManualClock()
+    base = AppendOnly(config, embedder, tok)
+    stream = restatement_stream(mentions, SEED)
+    points: list[dict[str, Any]] = []
+    base_tokens = 0
+    classes: Counter[str] = Counter()
+    async with open_memory(config, embedder, tok, clock) as fm:
+        for i, item in enumerate(stream, 1):
+            clock.t += 3600.0
+            base.write("growth", item["text"], clock.t)
+            base_tokens += tok.count(item["text"])
+            r = await fm.remember("growth", item["text"])
+            classes[f"{item['kind']}->{r.write_class.value}"] += 1
+            if i % every == 0 or i == len(stream):
+                n, tokens = live_tokens(fm, "growth", tok.count)
+                points.append({"mentions": i, "distinct": item["distinct"],
+                               "solace_facts": n, "solace_tokens": tokens,
+                               "append_only_facts": i, "append_only_tokens": base_tokens})
+        counters = dict(fm.counters)
+    return {"mentions": mentions, "points": points, "classes": dict(classes),
+            "counters": counters,
+            "distinct_phrasings": len({x["text"] for x in stream})}
+
+
+# ------------------------------------------------------------------ 4. compaction
+async def section_compaction(ctx: dict[str, Any], ids: int) -> dict[str, Any]:
+    config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
+    clock = ManualClock()
+    corpus = compaction_corpus(ids, SEED)
+    rows = []
+    verdicts: Counter[str] = Counter()
+    async with open_memory(config, embedder, tok, clock) as fm:
+        for mid, texts in corpus.items():
+            for text in texts:
+                clock.t += 3600.0
+                await fm.remember(mid, text, store="corpus")
+            before = [f.text for f in fm.facts(mid)]
+            clock.t += 3600.0
+            for v in await fm.consolidate(mid, store="corpus"):
+                verdicts["accepted" if v.accepted else f"refused_{v.reason}"] += 1
+            after = [f.text for f in fm.facts(mid)]
+            kept, total, lost = salient_kept(before, after)
+            rows.append({"id": mid, "written": len(texts), "live_before": len(before),
+                         "live_after": len(after), "tokens_before": tok.count("\n".join(before)),
+                         "tokens_after": tok.count("\n".join(after)), "salient": total,
+                         "salient_kept": kept, "lost": lost})
+        counters = {k: v for k, v in fm.counters.items() if k.startswith("compaction")}
+    tb = sum(r["tokens_before"] for r in rows)
+    ta = sum(r["tokens_after"] for r in rows)
+    sal = sum(r["salient"] for r in rows)
+    return {"ids": ids, "written": sum(r["written"] for r in rows),
+            "live_before": sum(r["live_before"] for r in rows),
+            "live_after": sum(r["live_after"] for r in rows),
+            "tokens_before": tb, "tokens_after": ta,
+            "ratio": round(tb / ta, 2) if ta else 0.0,
+            "salient_kept_pct": round(100.0 * sum(r["salient_kept"] for r in rows) / sal, 1)
+            if sal else 100.0,
+            "verdicts": dict(verdicts), "counters": counters, "rows": rows}
+
+
+# ------------------------------------------------------------------ 5. cost
+async def run_turns(ctx: dict[str, Any], turns: list[tuple[str, str, str, float]],
+                    store: str, llm: Any = None) -> dict[str, Any]:
+    """``turns`` (memory id, speaker, text, ts) through ``extract_turn``, timed."""
+    config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
+    clock = ManualClock()
+    latencies, written = [], 0
+    async with open_memory(config, embedder, tok, clock, llm=llm) as fm:
+        for mid, speaker, text, ts in turns:
+            clock.t = ts
+            started = time.perf_counter()
+            rs = await fm.extract_turn(mid, Exchange(user=text, ts=ts, speaker=speaker),
+                                       store=store)
+            latencies.append((time.perf_counter() - started) * 1000.0)
+            written += len(rs)
+        counters = dict(fm.counters)
+    n = len(turns)
+    return {"turns": n, "llm_calls": counters.get("llm_calls", 0),
+            "llm_calls_per_turn": round(counters.get("llm_calls", 0) / n, 3) if n else 0.0,
+            "facts_per_turn": round(written / n, 3) if n else 0.0,
+            "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+            "counters": {k: v for k, v in counters.items()
+                         if k.startswith(("write_", "llm", "compaction"))}}
+
+
+def locomo_turns(data: Path, per_conv: int) -> list[tuple[str, str, str, float]]:
+    """The first ``per_conv`` turns of each test-split conversation (5-9), one memory
+    id per speaker."""
+    from solace.locomo import load_locomo
+
+    out = []
+    for conv in load_locomo(data)[5:]:
+        for t in conv.turns[:per_conv]:
+            out.append((f"{conv.sample_id}-{t.speaker}", t.speaker, t.text, t.at.timestamp()))
+    return out
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
+
+
+# ------------------------------------------------------------------ main
+def build_models(quick: bool) -> tuple[Any, Any, str]:
+    from solace.models import HashingEmbedder, WordPieceTokenizer, build_embedder
+
+    if quick:
+        return HashingEmbedder(), WordPieceTokenizer(), "hashing (--quick)"
+    config = Config()
+    return build_embedder(config.models), WordPieceTokenizer(), "MiniLM (all-MiniLM-L6-v2)"
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    data = Path(args.data) if Path(args.data).is_file() else None
+    if data is None:
+        print(f"facts_bench: LoCoMo data not found at {args.data}; the extractor section, "
+              "the real update sequences and the LoCoMo cost run are skipped")
+    embedder, tok, name = build_models(args.quick)
+    ctx = {"config": bench_config(), "embedder": embedder, "tokenizer": tok}
+    res: dict[str, Any] = {"machine": machine(), "embedder": name, "quick": args.quick}
+    started = time.perf_counter()
+    only = set(args.only.split(",")) if args.only else set(SECTIONS)
+    if "extractor" in only:
+        res["extractor"] = section_extractor(data) if data is not None else None
+    if "updates" in only:
+        res["updates"] = await section_updates(ctx, 2 if args.quick else 10, data)
+    if "growth" in only:
+        res["growth"] = await section_growth(ctx, 200 if args.quick else 2000,
+                                             10 if args.quick else 20)
+    if "compaction" in only:
+        res["compaction"] = await section_compaction(ctx, 3 if args.quick else 20)
+    if "cost" in only:
+        res["cost"] = await section_cost(ctx, data, args)
+    res["seconds"] = round(time.perf_counter() - started, 1)
+    return res
+
+
+async def section_cost(ctx: dict[str, Any], data: Path | None,
+                       args: argparse.Namespace) -> dict[str, Any]:
+    cost: dict[str, Any] = {}
+    if data is not None:
+        turns = locomo_turns(data, 10 if args.quick else 60)
+        cost["rules (default)"] = await run_turns(ctx, turns, "default")
+    else:
+        cost["rules (default)"] = {"skipped": "LoCoMo data absent"}
+    if args.llm:
+        cost["llm"] = await llm_cost(ctx, data)
+    return cost
+
+
+async def llm_cost(ctx: dict[str, Any], data: Path | None) -> dict[str, Any]:
+    """A short run with ``extraction_mode = "llm"`` and the configured LLM."""
+    from solace.models import build_llm
+
+    if data is None:
+        return {"skipped": "LoCoMo data absent"}
+    try:
+        llm = build_llm(ctx["config"].models)
+    except Exception as exc:  # a missing model file: say so, do not fail the run
+        return {"skipped": f"LLM unavailable: {exc}"}
+    out = await run_turns(ctx, locomo_turns(data, 4), "llm", llm=llm)
+    out["llm"] = getattr(llm, "name", type(llm).__name__)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every section, print the tables, write the JSON and the PNG."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="locomo10.json")
+    parser.add_argument("--quick", action="store_true",
+                        help="small run with the hashing embedder (for the tests)")
+    parser.add_argument("--llm", action="store_true",
+                        help="also a short extraction_mode=llm run with the configured LLM")
+    parser.add_argument("--only", default="", help=f"comma-separated sections of {SECTIONS} "
+                        "(development; the reported run runs them all)")
+    parser.add_argument("--out", default=None, help="result JSON")
+    parser.add_argument("--plot", default=None, help="growth PNG")
+    args = parser.parse_args(argv)
+    res = trio.run(run, args)
+    print(table(res))
+    out = Path(args.out) if args.out else RESULTS / "facts_bench.json"
+    plot = Path(args.plot) if args.plot else RESULTS / "facts_growth.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    if "growth" in res:
+        plot_growth(res["growth"], plot)
+    print(f"wrote {out}{' and ' + str(plot) if 'growth' in res else ''} ({res['seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""The fact-memory benchmark's printed tables and growth plot (``facts_bench.py``).
+
+Pure formatting of the result dict the benchmark writes as JSON; sections that were
+not run are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["plot_growth", "table"]
+
+
+def table(res: dict[str, Any]) -> str:
+    """The printed tables, one block per section."""
+    lines = [f"machine: {res['machine']}; embedder {res['embedder']}"]
+    ext = res.get("extractor", "not run")
+    lines.append("\n1. Extractor (labelled LoCoMo turns; headline: test)")
+    if ext == "not run":
+        lines.append("  not run")
+    elif ext is None:
+        lines.append("  skipped: LoCoMo data absent")
+    else:
+        lines.append(f"  {'split':<8}{'turns':>6}{'gold':>6}{'extr':>6}{'P%':>7}{'R%':>7}"
+                     f"{'F1':>7}{'p50 ms':>8}{'p95 ms':>8}")
+        for split, r in ext.items():
+            lines.append(f"  {split:<8}{r['turns']:>6}{r['gold']:>6}{r['extracted']:>6}"
+                         f"{r['precision']:>7}{r['recall']:>7}{r['f1']:>7}"
+                         f"{r['latency_ms']['p50']:>8}{r['latency_ms']['p95']:>8}")
+    if "updates" in res:
+        lines.extend(_updates(res["updates"]))
+    if "growth" in res:
+        lines.extend(_growth(res["growth"]))
+    if "compaction" in res:
+        lines.extend(_compaction(res["compaction"]))
+    if "cost" in res:
+        lines.extend(_cost(res["cost"]))
+    return "\n".join(lines)
+
+
+def _updates(up: dict[str, Any]) -> list[str]:
+    lines = []
+    lines.append("\n2. Knowledge updates (recall block; targets: newest >= 95 %, only-old 0 %)")
+    if not up["real_data"]:
+        lines.append("  real LoCoMo sequences skipped: data absent")
+    lines.append(f"  {'group':<24}{'system':<13}{'n':>4}{'newest%':>9}{'only-old%':>10}"
+                 f"{'stale%':>8}{'both%':>7}{'neither%':>9}  new write / nothing extracted")
+    for g, r in up["groups"].items():
+        for system in ("solace", "append_only"):
+            s = r[system]
+            extra = (f"  {r['new_write_class']} / {r['new_turn_extracted_nothing']}"
+                     if system == "solace" else "")
+            lines.append(f"  {g:<24}{system:<13}{s['n']:>4}{s['newest']:>9}{s['only_old']:>10}"
+                         f"{s['stale_present']:>8}{s['both']:>7}{s['neither']:>9}{extra}")
+    for g, subs in up.get("by_subject", {}).items():
+        worst = sorted(subs.items(), key=lambda kv: (kv[1]["newest_only"], kv[0]))[:4]
+        lines.append(f"  {g}: lowest newest-only by subject: " + ", ".join(
+            f"{k} {v['newest_only']}%" for k, v in worst))
+    return lines
+
+
+def _growth(gr: dict[str, Any]) -> list[str]:
+    lines = []
+    lines.append(f"\n3. Growth ({gr['mentions']} mentions, {gr['points'][-1]['distinct']} "
+                 f"distinct facts, {gr['distinct_phrasings']} distinct phrasings)")
+    lines.append(f"  {'mentions':>9}{'distinct':>9}{'solace facts':>13}{'append facts':>13}"
+                 f"{'solace tok':>11}{'append tok':>11}")
+    pts = gr["points"]
+    for p in [pts[max(0, round(len(pts) * q) - 1)] for q in (0.25, 0.5, 0.75, 1.0)]:
+        lines.append(f"  {p['mentions']:>9}{p['distinct']:>9}{p['solace_facts']:>13}"
+                     f"{p['append_only_facts']:>13}{p['solace_tokens']:>11}"
+                     f"{p['append_only_tokens']:>11}")
+    lines.append(f"  write classes (stream kind -> class): {gr['classes']}")
+    return lines
+
+
+def _compaction(co: dict[str, Any]) -> list[str]:
+    lines = []
+    lines.append(f"\n4. Compaction ({co['ids']} ids, {co['written']} writes, "
+                 f"{co['live_before']} live facts before, {co['live_after']} after)")
+    lines.append(f"  tokens {co['tokens_before']} -> {co['tokens_after']}: {co['ratio']}x "
+                 f"(target >= 2x); names/numbers/dates kept {co['salient_kept_pct']} % "
+                 f"(target 100 %)")
+    lines.append(f"  verdicts {co['verdicts']}; counters {co['counters']}")
+    return lines
+
+
+def _cost(cost: dict[str, Any]) -> list[str]:
+    lines = []
+    lines.append("\n5. Cost (wall time around extract_turn: extraction + classification + write)")
+    for name, c in cost.items():
+        if "skipped" in c:
+            lines.append(f"  {name:<22} skipped: {c['skipped']}")
+            continue
+        lines.append(f"  {name:<22} turns {c['turns']:>4}  LLM calls/turn "
+                     f"{c['llm_calls_per_turn']:<6} facts/turn {c['facts_per_turn']:<6} "
+                     f"p50 {c['latency_ms']['p50']} ms  p95 {c['latency_ms']['p95']} ms")
+    return lines
+
+
+def plot_growth(growth: dict[str, Any], path: Path) -> None:
+    """Facts and tokens stored vs mentions, Solace and append-only (PNG, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = growth["points"]
+    x = [p["mentions"] for p in pts]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    a.plot(x, [p["append_only_facts"] for p in pts], label="append-only")
+    a.plot(x, [p["solace_facts"] for p in pts], label="Solace (live facts)")
+    a.plot(x, [p["distinct"] for p in pts], "--", label="distinct current facts")
+    a.set(xlabel="mentions", ylabel="facts stored", yscale="log", title="Facts stored")
+    b.plot(x, [p["append_only_tokens"] for p in pts], label="append-only")
+    b.plot(x, [p["solace_tokens"] for p in pts], label="Solace (live facts)")
+    b.set(xlabel="mentions", ylabel="tokens stored (WordPiece)", yscale="log",
+          title="Tokens stored")
+    for ax in (a, b):
+        ax.legend()
+        ax.grid(True, which="major", alpha=0.3)
+        ax.minorticks_off()
+    fig.suptitle("Fact memory growth over a stream of restatements")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
