@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from solace import TrioClock, open_runtime
-from solace.app import AppError, FactsDisabledError, Solace
+from solace.app import FactsDisabledError, Solace
 from solace.config import Config, ModelsConfig, SubstrateConfig
 from solace.config.schema import FactsConfig
 from solace.facts import (
@@ -19,6 +19,7 @@ from solace.facts import (
     UnknownFactIdError,
     UnknownStoreError,
 )
+from solace.facts.transfer import ImportFileError
 
 
 def config(*, enabled: bool = True) -> Config:
@@ -82,11 +83,14 @@ async def test_bad_values_are_refused_by_name_and_nothing_is_written(
             await app.chat("Hello", memory="bad id")
         with pytest.raises(UnknownStoreError, match="'nowhere'"):
             await app.chat("Hello", memory="ada", memory_store="nowhere")
-        with pytest.raises(AppError, match="import row 1: .*'bad id'"):
+        with pytest.raises(ImportFileError, match="import row 1: .*'bad id'"):
             await app.import_facts([{"memory_id": "ok", "text": "The user likes tea."},
                                     {"memory_id": "bad id", "text": "x"}], store="default")
-        with pytest.raises(AppError, match="import row 0: unknown field"):
+        with pytest.raises(ImportFileError, match="import row 0: field 'txt'"):
             await app.import_facts([{"memory_id": "ok", "txt": "typo"}], store="default")
+        with pytest.raises(UnknownStoreError, match="'crm'"):
+            await app.import_facts([{"memory_id": "ok", "text": "The user likes tea."}],
+                                   store="crm")
         assert rt.substrate.last_id == before
         assert await rt.substrate.scan(kind=FACT_KIND) == []
 

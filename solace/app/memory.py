@@ -11,38 +11,30 @@ Results are the fact layer's own frozen values (:class:`~solace.facts.WriteResul
 :class:`~solace.facts.Compaction`) and :class:`ImportResult`;
 :func:`solace.facts.fact_record` turns a fact into the JSON object the surfaces show.
 Bad arguments raise the fact layer's errors, which name the bad value:
-``InvalidMemoryIdError``, ``UnknownStoreError`` and ``InvalidFactError`` are
-``ValueError``\\ s, ``UnknownFactIdError`` a ``KeyError``; a malformed import row is
-an :class:`~solace.app.api.AppError` naming its index.
+``InvalidMemoryIdError``, ``UnknownStoreError`` and ``InvalidFactError`` (and its
+``ImportFileError`` for a malformed import row) are ``ValueError``\\ s,
+``UnknownFactIdError`` a ``KeyError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from solace.clock import check_instant
 from solace.facts import (
-    Candidate,
     Compaction,
     Fact,
     FactMemory,
     FactsDisabledError,
-    InvalidFactError,
-    InvalidMemoryIdError,
     RecallBlock,
     WriteResult,
-    check_memory_id,
 )
 
 if TYPE_CHECKING:
     from solace.runtime import Runtime
 
 __all__ = ["ImportResult", "MemoryCalls"]
-
-_ROW_KEYS = frozenset({"memory_id", "text", "importance", "at", "slot"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,56 +109,25 @@ class MemoryCalls:
     async def import_facts(self, rows: Sequence[Mapping[str, Any]],
                            store: str) -> list[ImportResult]:
         """Write ``rows`` into ``store`` with extraction off (seed 001: "seed a store
-        from your CRM export"), each classified like any write, in order per memory id.
+        from your CRM export"), each classified like any write, in order per memory id
+        (:func:`solace.facts.transfer.import_rows`).
 
-        A row is ``{"memory_id", "text", "importance"?, "at"?, "slot"?}``; ``at`` is
-        when it was stated (epoch seconds or an ISO date-time; default now). Every row
-        is checked first: one bad row refuses the call and nothing is written.
+        A row is ``{"memory_id", "text", "importance"?, "at"?, "slot"?}`` (an exported
+        fact's other keys are accepted and ignored; one that is history is skipped);
+        ``at`` is when it was stated (epoch seconds or an ISO date-time; default now).
+        Every row is checked first: one bad row refuses the call, nothing is written.
 
         Returns:
-            One :class:`ImportResult` per row, in the rows' order.
+            One :class:`ImportResult` per imported row, in the rows' order.
 
         Raises:
-            AppError: a malformed row (its index and what is wrong).
+            ImportFileError: a malformed row (a ``ValueError`` naming its index and field).
             UnknownStoreError: ``store`` is not configured.
         """
+        from solace.facts.transfer import import_rows, rows_from_records
+
         facts = self.fact_memory()
-        name = facts.store_name(store)
-        now = self.runtime.clock.now()
-        by_id: dict[str, list[tuple[int, Candidate, float]]] = {}
-        for index, row in enumerate(rows):
-            memory_id, candidate, at = _row(index, row, now)
-            by_id.setdefault(memory_id, []).append((index, candidate, at))
-        out: list[ImportResult | None] = [None] * len(rows)
-        for memory_id, items in by_id.items():
-            results = await facts.write(memory_id, [c for _, c, _ in items], store=name,
-                                        source="import", as_of=[t for _, _, t in items])
-            for (index, _, _), result in zip(items, results, strict=True):
-                out[index] = ImportResult(memory_id, result.write_class.value, result.reason,
-                                          result.fact.fact_id)
-        return [r for r in out if r is not None]
-
-
-def _row(index: int, row: object, now: float) -> tuple[str, Candidate, float]:
-    """One import row checked: its memory id, candidate and time."""
-    from solace.app.api import AppError
-    from solace.facts.service import _check_fact
-
-    if not isinstance(row, Mapping):
-        raise AppError(f"import row {index}: expected an object, got {type(row).__name__}")
-    unknown = sorted(set(row) - _ROW_KEYS)
-    if unknown:
-        raise AppError(f"import row {index}: unknown field(s) {unknown} "
-                       f"(fields are {', '.join(sorted(_ROW_KEYS))})")
-    slot = row.get("slot", "")
-    try:
-        memory_id = check_memory_id(row.get("memory_id"))
-        text, importance = _check_fact(row.get("text"), row.get("importance", 0.5))
-        at = row.get("at")
-        ts = now if at is None else check_instant(
-            datetime.fromisoformat(at) if isinstance(at, str) else at, name="at")
-        if not isinstance(slot, str):
-            raise TypeError(f"slot must be a string, got {slot!r}")
-    except (InvalidMemoryIdError, InvalidFactError, ValueError, TypeError) as exc:
-        raise AppError(f"import row {index}: {exc}") from None
-    return memory_id, Candidate(text, importance, slot), ts
+        checked = rows_from_records(rows, source="import")
+        done = await import_rows(facts, checked, store=store, now=self.runtime.clock.now())
+        return [ImportResult(row.memory_id, result.write_class.value, result.reason,
+                             result.fact.fact_id) for row, result in done]
