@@ -65,14 +65,14 @@ class MemoryCalls:
                                      "could not be opened: see the log)")
         return facts
 
-    async def remember(self, memory_id: str, text: str, *, store: str | None = None,
+    async def remember(self, memory_id: str, text: str, store: str | None = None,
                        importance: float | None = None) -> WriteResult:
         """Classify and write ``text`` as a fact of ``memory_id`` (ADD, UPDATE, NOOP or
         CONFLICT, with the reason); ``store``: the request's, else ``default``."""
         return await self.fact_memory().remember(memory_id, text, store=store,
                                                  importance=importance)
 
-    async def recall_facts(self, query: str, memory_id: str, *, store: str | None = None,
+    async def recall_facts(self, query: str, memory_id: str, store: str | None = None,
                            k: int | None = None) -> RecallBlock:
         """The facts of ``memory_id`` best matching ``query`` (the store's ``top_k``, or
         ``k``), decayed, above ``min_score``, with the rendered block and its tokens."""
