@@ -2,7 +2,7 @@
 
 Any sequence of public operations (observe, chat turns, durable facts set and unset,
 notes, new topics), then a rebuild from the substrate alone (every snapshot deleted),
-gives identical tiers, conversation projection and recall results.
+gives identical tiers, conversation projection, fact memory and recall results.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from solace.app import Solace
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
 
 QUERIES = ("pottery class", "violin for my daughter", "peanuts")
+CHAT_LINES = ("My sister Ana lives in Lisbon.", "What do you remember about Ana?",
+              "I am allergic to peanuts.")
 
 
 def config() -> Config:
@@ -54,6 +56,7 @@ async def everything(rt: Any) -> dict[str, Any]:
         "topics": [(t.topic_id, t.title, t.state, t.messages) for t in app.topics()],
         "facts": app.facts(),
         "recall": recalls,
+        "fact_memory": {m: rt.facts.export(m) for m in rt.facts.memory_ids()},
     }
 
 
@@ -63,6 +66,7 @@ OPS = st.lists(
         st.tuples(st.just("fact"), st.sampled_from(["diet", "city"])),
         st.tuples(st.just("unset"), st.sampled_from(["diet", "city"])),
         st.tuples(st.just("note"), st.sampled_from(["call the agency", "buy strings"])),
+        st.tuples(st.just("chat"), st.sampled_from(CHAT_LINES)),
     ),
     min_size=1, max_size=8,
 )

@@ -130,7 +130,11 @@ def _same_subject_new_value(candidate: Candidate, cand_terms: Sequence[str],
     if not a or not b or len(a & b) < 0.5 * min(len(a), len(b)):
         return None
     fact_values = _values(fact.text)
-    if cand_values != fact_values and cand_values and fact_values:
+    if cand_values and fact_values and cand_values != fact_values:
+        if cand_values < fact_values:
+            return None  # a vaguer restatement: it replaces nothing
+        if cand_values > fact_values:
+            return "same subject, stated more precisely"
         return "same subject, another name, number or date"
     if cand_neg != _negated(fact.text):
         return "same subject, the opposite polarity"
