@@ -1,0 +1,243 @@
+"""Daily logs: which events become bullets, on which day, under which heading.
+
+Sans-IO. :class:`Ledger` folds substrate events into per-day entries (and the bits
+NOW.md needs: topic titles, the active topic, open notes, the last decisions);
+:func:`render_day` turns one day's entries into a document. What becomes a bullet:
+
+* a fact-memory write (``memfact`` ``op=write``, not a compaction's restatement):
+  the fact's text, looked up in the fact memory's projection at render time, so a
+  deleted or forgotten fact is simply absent from the next render;
+* a topic's summary when the topic closes (``topic`` ``op=summary``, ``close``);
+* notes (``note`` ``$set`` and ``update``);
+* decisions: curation moves (``curation``) and durable facts (``fact`` ``$set`` /
+  ``$unset``).
+
+Never a ``message`` or tool event: a daily log holds no transcript. Days are the
+events' dates in the configured time zone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from typing import Any, Protocol
+
+from solace.conversation.extractive import sentences
+from solace.workspace.events import edit_of
+from solace.workspace.model import Doc, Edit, Item, Section
+
+__all__ = ["DAILY_PREAMBLE", "Change", "Entry", "Ledger", "fact_subject", "render_day"]
+
+DAILY_PREAMBLE = (
+    "<!-- Written by Solace from its memory (facts learned, decisions, topic summaries, "
+    "notes). Edit freely: bullets you add stay, bullets you remove stay removed. -->",
+)
+_CURATION_WORDS = {
+    "promote": "promoted to long-term memory",
+    "demote": "taken out of long-term memory",
+    "deprecate": "deprecated",
+    "undeprecate": "no longer deprecated",
+}
+_KEEP_DECISIONS = 20
+
+
+class LoggedEvent(Protocol):
+    """What the ledger reads of a substrate event."""
+
+    @property
+    def entry_id(self) -> int: ...
+    @property
+    def ts(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def attrs(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One bullet source: when, under which subject, and its text, or the fact
+    (memory id, fact id) whose text the render looks up."""
+
+    ts: float
+    subject: str
+    text: str = ""
+    fact: tuple[str, str] | None = None
+
+
+@dataclass(slots=True)
+class Change:
+    """What one batch of events changed: days to re-render, whether a fact was
+    deleted (every derived file must be re-rendered), human edits (ts, edit)."""
+
+    days: set[date] = field(default_factory=set)
+    shredded: bool = False
+    edits: list[tuple[float, Edit]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.days or self.shredded or self.edits)
+
+
+def fact_subject(slot: str) -> str:
+    """The heading subject of a fact with extractor slot ``slot``
+    (``preference:drink`` -> ``Preference: drink``; none -> ``Facts learned``)."""
+    if not slot:
+        return "Facts learned"
+    head, _, rest = slot.partition(":")
+    head = head.replace("_", " ").strip().capitalize() or "Facts"
+    rest = rest.replace("_", " ").strip()
+    return f"{head}: {rest}" if rest else head
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Ledger:
+    """Everything the workspace renders, folded from the substrate's events.
+
+    Args:
+        tz: the time zone whose calendar dates the daily logs.
+    """
+
+    def __init__(self, tz: tzinfo) -> None:
+        self.tz = tz
+        self.days: dict[date, list[Entry]] = {}
+        self.titles: dict[str, str] = {}
+        self.active_topic = ""
+        self.notes: dict[str, list[str]] = {}
+        self.decisions: list[tuple[float, str]] = []
+        self.last_entry_id = 0
+        self._fact_days: dict[tuple[str, str], date] = {}
+        self._memory_days: dict[str, set[date]] = {}
+        self._seen: set[int] = set()
+
+    def day_of(self, ts: float) -> date:
+        """The calendar date of ``ts`` in the ledger's time zone."""
+        return datetime.fromtimestamp(ts, self.tz).date()
+
+    def apply_all(self, events: Iterable[LoggedEvent]) -> Change:
+        """Fold ``events`` (any kinds; others are ignored) in entry-id order. An event
+        already folded is skipped, so a batch may be delivered twice."""
+        change = Change()
+        for event in sorted(events, key=lambda e: e.entry_id):
+            if event.entry_id in self._seen:
+                continue
+            self._seen.add(event.entry_id)
+            self.last_entry_id = max(self.last_entry_id, event.entry_id)
+            self._apply(event, change)
+        return change
+
+    def _add(self, change: Change, entry: Entry) -> date:
+        day = self.day_of(entry.ts)
+        self.days.setdefault(day, []).append(entry)
+        change.days.add(day)
+        return day
+
+    def _title(self, topic: str) -> str:
+        return self.titles.get(topic) or f"topic {topic}"
+
+    def _decide(self, change: Change, ts: float, subject: str, text: str) -> None:
+        self._add(change, Entry(ts, subject, text))
+        self.decisions = [*self.decisions, (ts, text)][-_KEEP_DECISIONS:]
+
+    def _apply(self, e: LoggedEvent, change: Change) -> None:
+        a = e.attrs
+        op = str(a.get("op", ""))
+        conversation = a.get("layer") == "conversation"
+        if e.kind == "memfact":
+            self._apply_fact(e, op, change)
+        elif e.kind == "topic" and conversation:
+            topic = str(a.get("topic", ""))
+            if op == "open" and e.content.strip():
+                self.titles[topic] = _one_line(e.content)
+            elif op == "activate":
+                self.active_topic = topic
+            elif op == "summary":
+                try:
+                    body = json.loads(e.content)
+                except ValueError:
+                    body = {}
+                title = _one_line(str(body.get("title", "")))
+                if title:
+                    self.titles[topic] = title
+                if a.get("close") == "true":
+                    for s in sentences(str(body.get("summary", ""))):
+                        self._add(change, Entry(e.ts, f"Topic: {self._title(topic)}",
+                                                _one_line(s)))
+        elif e.kind == "note" and conversation:
+            topic = str(a.get("topic", ""))
+            lines = [_one_line(x) for x in e.content.splitlines() if x.strip()]
+            if op == "$set":
+                self.notes.setdefault(topic, []).extend(lines)
+            elif op == "update":
+                self.notes[topic] = list(lines)
+            elif op == "archive":
+                self.notes.pop(topic, None)
+            if op in ("$set", "update"):
+                for line in lines:
+                    self._add(change, Entry(e.ts, f"Notes: {self._title(topic)}", line))
+        elif e.kind == "curation" and conversation and op in _CURATION_WORDS:
+            title = self._title(str(a.get("topic", "")))
+            self._decide(change, e.ts, f"Decision: {title}",
+                         f"Topic \"{title}\" {_CURATION_WORDS[op]} by the {a.get('by', 'user')}")
+        elif e.kind == "fact" and conversation and op in ("$set", "$unset"):
+            key = str(a.get("key", ""))
+            text = f"{key}: {_one_line(e.content)}" if op == "$set" else f"{key}: removed"
+            self._decide(change, e.ts, f"Decision: {key}", text)
+        else:
+            edit = edit_of(e.kind, e.content, a)
+            if edit is not None:
+                change.edits.append((e.ts, edit))
+
+    def _apply_fact(self, e: LoggedEvent, op: str, change: Change) -> None:
+        a = e.attrs
+        memory_id = str(a.get("memory_id", ""))
+        if op == "write" and a.get("source") != "compact":
+            ref = (memory_id, str(a.get("fact_id", "")))
+            day = self._add(change, Entry(e.ts, fact_subject(str(a.get("slot", ""))), fact=ref))
+            self._fact_days[ref] = day
+            self._memory_days.setdefault(memory_id, set()).add(day)
+        elif op == "delete":
+            gone = self._fact_days.pop((memory_id, str(a.get("fact_id", ""))), None)
+            if gone is not None:
+                change.days.add(gone)
+                change.shredded = True
+        elif op == "forget":
+            days = self._memory_days.pop(memory_id, set())
+            change.days |= days
+            change.shredded = change.shredded or bool(days)
+
+    def open_notes(self) -> list[str]:
+        """The active topic's open notes (then other topics'), oldest first."""
+        first = self.notes.get(self.active_topic, [])
+        rest = [n for t, ns in self.notes.items() if t != self.active_topic for n in ns]
+        return [*first, *rest]
+
+
+def render_day(day: date, entries: Iterable[Entry],
+               fact_text: Callable[[str, str], str | None], tz: tzinfo) -> Doc:
+    """The daily log of ``day``: one ``## YYYY-MM-DD HH:MM - subject`` section per
+    minute and subject, bullets in event order. A fact whose text ``fact_text`` no
+    longer knows (deleted) is left out; a section left empty is dropped."""
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for entry in sorted(entries, key=lambda x: x.ts):
+        text = entry.text
+        if entry.fact is not None:
+            found = fact_text(*entry.fact)
+            if found is None:
+                continue
+            text = _one_line(found)
+        if not text:
+            continue
+        minute = datetime.fromtimestamp(entry.ts, tz).strftime("%H:%M")
+        items = groups.setdefault((minute, entry.subject), [])
+        if all(i.text != text for i in items):
+            items.append(Item(text))
+    sections = tuple(Section(f"{day.isoformat()} {minute} - {subject}", tuple(items))
+                     for (minute, subject), items in groups.items() if items)
+    return Doc(f"{day.isoformat()} ({day.strftime('%A')})", DAILY_PREAMBLE, sections)
