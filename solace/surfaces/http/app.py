@@ -28,8 +28,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from solace.app import AppError, NotFoundError, Solace
+from solace.facts import FactsDisabledError
 from solace.models.schema import SchemaError
 from solace.offload import Offloader
+from solace.surfaces.http.memory import memory_handlers
 from solace.surfaces.http.metrics import CONTENT_TYPE, Histogram, render
 from solace.surfaces.http.routes import (
     ENDPOINTS,
@@ -176,7 +178,7 @@ class _Server:
         grant = call.grant
         if ep.access != "memory" or grant is None or grant.admin:
             return
-        memory = call.body.get("memory")
+        memory = call.params.get("memory_id", call.body.get("memory"))
         if memory is None:
             raise HttpError(403, "forbidden",
                             f"this token is scoped to memory ids {sorted(grant.memory_ids)}; "
@@ -201,6 +203,8 @@ class _Server:
         except HttpError as exc:
             headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
             response = error_response(exc.status, exc.error, exc.detail, headers)
+        except FactsDisabledError as exc:
+            response = error_response(503, "facts_disabled", _message(exc))
         except SchemaError as exc:
             response = error_response(400, "invalid_request", str(exc))
         except (NotFoundError, LookupError) as exc:
@@ -234,8 +238,9 @@ def _handlers(s: _Server) -> dict[str, Handler]:
 
     async def chat(call: Call) -> Any:
         message = call.body["message"]  # XML-safe: the runtime would fail inside Main
+        memory = {k: call.body[k] for k in ("memory", "memory_store") if k in call.body}
         with trio.move_on_after(s.chat_timeout) as waited:
-            reply = await app.chat(message)
+            reply = await app.chat(message, **memory)
         if waited.cancelled_caught:
             raise HttpError(504, "timeout", f"no reply within {s.chat_timeout:g} s")
         return {**asdict(reply), "memory": call.body.get("memory"),
@@ -315,7 +320,8 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         log.info("scoped token issued for memory ids %s", memory_ids)
         return {"token": token, "memory_ids": memory_ids}
 
-    return {name: fn for name, fn in locals().items() if callable(fn) and name != "_recall"}
+    own = {name: fn for name, fn in locals().items() if callable(fn) and name != "_recall"}
+    return {**own, **memory_handlers(app)}
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from solace.actors.routing import ACTORS
 from solace.app.api import CURATIONS
 from solace.conversation.model import EXIT_TRIGGERS
+from solace.facts.service import MAX_FACT_CHARS
 from solace.models.schema import SchemaError, validate
 from solace.validation import MAX_SPEAKER_CHARS
 from substrate.xmlcodec import find_illegal_char
@@ -45,9 +46,11 @@ Access = Literal["public", "admin", "memory"]
 """Who may call: anyone; the admin token only; a token in scope of the memory named."""
 
 _MEMORY_NOTE = (
-    "Memory ids (seed 001) are validated and scope tokens now; they select the fact "
-    "memory once fact memory lands. Until then every request reads and writes the one "
-    "shared runtime."
+    "Memory ids (seed 001) select fact memory: /memory/{memory_id}/... reads and writes "
+    "that id's facts, and POST /chat with \"memory\" recalls that id's facts before the "
+    "turn and files what the turn taught under it (in \"memory_store\", else the agent's "
+    "store, else default). With fact memory switched off ([facts] enabled = false) the "
+    "/memory endpoints answer 503 facts_disabled and /chat proceeds without memory."
 )
 
 _ILLEGAL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\ud800-\udfff\ufffe\uffff"
@@ -66,6 +69,12 @@ _NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_SPEA
 _PARAM: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
                           "pattern": TEXT_PATTERN, "description": TEXT_RULE}
 _AGENT: dict[str, Any] = {"type": "string", "enum": list(ACTORS), "default": "Main"}
+_STORE: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
+                          "pattern": TEXT_PATTERN,
+                          "description": "a store: [stores.NAME] in the config, or default"}
+_FACT: dict[str, Any] = {**_TEXT, "maxLength": MAX_FACT_CHARS}
+_IMPORTANCE: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1,
+                               "description": "0..1 (default 0.5)"}
 
 
 def _object(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +171,35 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         body=_object(("trigger",), trigger={"type": "string",
                                             "enum": ["manual", *EXIT_TRIGGERS]}),
     ),
+    Endpoint("GET", "/memory", "memory_ids", "The memory ids holding facts", "admin",
+             query=_object((), store=_STORE)),
+    Endpoint("POST", "/memory/import", "memory_import",
+             "Import facts into a store: each row classified, no extraction", "admin",
+             body=_object(("store", "rows"), store=_STORE, rows={
+                 "type": "array", "minItems": 1, "maxItems": 10_000,
+                 "items": _object(("memory_id", "text"), memory_id=_MEMORY_ID, text=_FACT,
+                                  importance=_IMPORTANCE, slot=_PARAM,
+                                  at={"type": "number", "minimum": 0, "maximum": 32503680000,
+                                      "description": "when it was stated, epoch seconds"})})),
+    Endpoint("POST", "/memory/{memory_id}/remember", "memory_remember",
+             "Write one fact (classified ADD/UPDATE/NOOP/CONFLICT)", "memory",
+             body=_object(("text",), text=_FACT, store=_STORE, importance=_IMPORTANCE)),
+    Endpoint("POST", "/memory/{memory_id}/recall", "memory_recall",
+             "The facts best matching a query, scored, and their hidden-context block",
+             "memory",
+             body=_object(("query",), query=_TEXT, store=_STORE,
+                          k={"type": "integer", "minimum": 1, "maximum": 1000})),
+    Endpoint("GET", "/memory/{memory_id}/facts", "memory_facts",
+             "A memory id's facts (all=true: history too)", "admin",
+             query=_object((), all={"type": "string", "enum": ["true", "false"]})),
+    Endpoint("DELETE", "/memory/{memory_id}/facts/{fact_id}", "memory_delete",
+             "Delete one fact for good (its key is destroyed)", "admin"),
+    Endpoint("DELETE", "/memory/{memory_id}", "memory_forget",
+             "Forget every fact of a memory id for good", "admin"),
+    Endpoint("POST", "/memory/{memory_id}/consolidate", "memory_consolidate",
+             "Compact a memory id's live facts now", "admin"),
+    Endpoint("GET", "/memory/{memory_id}/export", "memory_export",
+             "Every fact of a memory id, history included", "admin"),
     Endpoint("POST", "/tokens", "create_token", "A token scoped to a set of memory ids",
              "admin", ok=201,
              body=_object(("memory_ids",), memory_ids={
@@ -170,8 +208,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 
 def path_schema(ep: Endpoint) -> dict[str, Any]:
-    """JSON Schema of ``ep``'s path parameters (an object of strings)."""
-    return _object(ep.params, **dict.fromkeys(ep.params, _PARAM))
+    """JSON Schema of ``ep``'s path parameters (an object of strings; a ``memory_id``
+    follows the memory id rule)."""
+    return _object(ep.params, **{p: _MEMORY_ID if p == "memory_id" else _PARAM
+                                 for p in ep.params})
 
 
 def _strip(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -237,6 +277,9 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         responses["404"] = {"description": "no such topic, session or fact", **error}
     if ep.body is not None:
         responses["413"] = {"description": "the body is over the size limit", **error}
+    if ep.path.startswith("/memory"):
+        responses["503"] = {"description": "fact memory is switched off (facts_disabled)",
+                            **error}
     if ep.name == "chat":
         responses["504"] = {"description": "no reply within the chat timeout", **error}
     op: dict[str, Any] = {"operationId": ep.name, "summary": ep.summary, "responses": responses}
@@ -274,7 +317,8 @@ def openapi_document(*, version: str, max_body_bytes: int) -> dict[str, Any]:
                 "{\"error\", \"detail\"}. Bodies are limited to "
                 f"{max_body_bytes} bytes (413). Tokens: the admin token (HOME/serve.json) "
                 "reaches everything; a scoped token (POST /tokens) reaches only POST /chat "
-                "naming one of its memory ids. " + _MEMORY_NOTE
+                "naming one of its memory ids and the remember and recall endpoints of "
+                "those ids. " + _MEMORY_NOTE
             ),
         },
         "paths": paths,

@@ -4,8 +4,10 @@ HTTP (``/mcp`` of ``solace serve``).
 The memory id a call acts for comes from the client's configuration: on stdio from
 ``solace mcp --memory ID`` (fixed for the process); over HTTP from the request (a
 ``memory`` query parameter or ``X-Solace-Memory`` header), else from the scoped
-token's one memory id, else :data:`DEFAULT_MEMORY_ID` for the admin token. The
-``/mcp`` route requires the same bearer token as every other endpoint.
+token's one memory id, else :data:`DEFAULT_MEMORY_ID` for the admin token. A
+``remember`` or ``recall`` call may name another memory id: on stdio any, over HTTP one
+the token covers. The ``/mcp`` route requires the same bearer token as every other
+endpoint.
 
 Guarantees: a tool call that fails (a bad argument, an unknown tool, a refused move) is
 answered as a tool result with ``isError`` and a message naming the bad value; no
@@ -34,6 +36,7 @@ from starlette.types import Receive, Scope, Send
 
 from solace.app import AppError, Solace
 from solace.config import Config
+from solace.facts import FactMemoryError
 from solace.models.schema import SchemaError
 from solace.surfaces.http.tokens import Grant
 from solace.surfaces.mcp.tools import (
@@ -56,6 +59,9 @@ FLUSH_SECONDS = 30.0
 
 MemoryOf = Callable[[Any], str]
 """Maps a request context to the memory id it acts for."""
+ReachOf = Callable[[Any], Callable[[str], bool] | None]
+"""Maps a request context to whether it may name a memory id (None: any id)."""
+_GRANT_KEY = "solace.grant"
 
 
 def _result(ok: bool, body: dict[str, Any]) -> types.CallToolResult:
@@ -64,12 +70,14 @@ def _result(ok: bool, body: dict[str, Any]) -> types.CallToolResult:
                                 structured_content=body, is_error=not ok)
 
 
-def build_server(app: Solace, memory_of: MemoryOf, *, version: str = "0.1.0") -> Server[Any]:
+def build_server(app: Solace, memory_of: MemoryOf, *, reach_of: ReachOf | None = None,
+                 version: str = "0.1.0") -> Server[Any]:
     """The MCP server listing :data:`MCP_TOOLS` and running them over ``app``.
 
     Args:
         app: the application API over a running runtime.
         memory_of: the memory id a call acts for, from its request context.
+        reach_of: which memory ids a call may name instead (None: any; stdio).
         version: the server version the client is told.
     """
     caller = ToolCaller(app)
@@ -81,10 +89,12 @@ def build_server(app: Solace, memory_of: MemoryOf, *, version: str = "0.1.0") ->
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            ok, body = await caller.call(params.name, params.arguments, memory_of(ctx))
+            ok, body = await caller.call(params.name, params.arguments, memory_of(ctx),
+                                         reach=None if reach_of is None else reach_of(ctx))
         except SchemaError as exc:
             ok, body = False, {"ok": False, "error": str(exc)}
-        except (AppError, McpSurfaceError, LookupError, ValueError, TypeError) as exc:
+        except (AppError, FactMemoryError, McpSurfaceError, LookupError, ValueError,
+                TypeError) as exc:
             ok, body = False, {"ok": False, "error": str(exc.args[0]) if exc.args else str(exc)}
         except Exception:
             log.exception("unexpected error in the MCP tool %r", params.name)
@@ -94,8 +104,10 @@ def build_server(app: Solace, memory_of: MemoryOf, *, version: str = "0.1.0") ->
         return _result(ok, body)
 
     return Server("solace", version=version,
-                  instructions="Solace: long-lasting memory. 'remember' stores, 'recall' "
-                               "finds with citations; notes, important_info and "
+                  instructions="Solace: long-lasting memory. 'remember' stores a fact under a "
+                               "memory id, 'recall' finds that id's facts; "
+                               "recall_conversation searches what was said, with "
+                               "citations; notes, important_info and "
                                "manage_topic_memory act on the current conversation.",
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -148,10 +160,20 @@ def _request_memory(request: Request, grant: Grant) -> str:
     return named
 
 
-def _ctx_memory(ctx: Any) -> str:
+def _ctx_scope(ctx: Any) -> Any:
     request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None) or {}
-    memory = scope.get(_SCOPE_KEY)
+    return getattr(request, "scope", None) or {}
+
+
+def _ctx_reach(ctx: Any) -> Callable[[str], bool]:
+    grant = _ctx_scope(ctx).get(_GRANT_KEY)
+    if not isinstance(grant, Grant):
+        return lambda _memory_id: False
+    return grant.covers
+
+
+def _ctx_memory(ctx: Any) -> str:
+    memory = _ctx_scope(ctx).get(_SCOPE_KEY)
     if not isinstance(memory, str):
         raise McpSurfaceError("this MCP request came without a memory id")
     return memory
@@ -173,7 +195,7 @@ class McpHttp:
     def __init__(self, app: Solace,
                  authorize: Callable[[Request], Awaitable[Grant | Response | None]]) -> None:
         self.authorize = authorize
-        self.server = build_server(app, _ctx_memory)
+        self.server = build_server(app, _ctx_memory, reach_of=_ctx_reach)
         self.manager = StreamableHTTPSessionManager(app=self.server, json_response=True,
                                                     stateless=True)
 
@@ -188,6 +210,7 @@ class McpHttp:
             return
         try:
             scope[_SCOPE_KEY] = _request_memory(request, granted)
+            scope[_GRANT_KEY] = granted
         except McpSurfaceError as exc:
             await _error(400, "invalid_request", str(exc))(scope, receive, send)
             return
