@@ -45,13 +45,14 @@ async def test_mcp_over_http_lists_the_tools_and_recalls(tmp_path: Path) -> None
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert set(tools) == TOOLS and all(t.description for t in tools.values())
-            found = await session.call_tool("recall", {"query": "ginger cat", "k": 3})
+            found = await session.call_tool("recall_conversation",
+                                            {"query": "ginger cat", "k": 3})
             assert not found.is_error, _body(found)
             (top, *_) = _body(found)["hits"]
             assert "Biscuit" in top["text"] and entry_id in top["entry_ids"]
             assert top["speakers"] == ["Caroline"]
             stored = await session.call_tool("remember", {"text": "Biscuit likes tuna"})
-            assert _body(stored)["memory_id"] == "default"
+            assert _body(stored)["memory_id"] == "user"  # the scope's user, as solace run
 
 
 async def test_mcp_over_http_needs_the_bearer_token_and_its_scope(tmp_path: Path) -> None:
@@ -68,6 +69,10 @@ async def test_mcp_over_http_needs_the_bearer_token_and_its_scope(tmp_path: Path
         assert _body(stored)["memory_id"] == "alice"
         stored = await _call(f"{url}?memory=alice", token, "remember", {"text": "level 3"})
         assert _body(stored)["memory_id"] == "alice"
+        found = await _call(url, token, "recall", {"query": "where does Alice park"})
+        assert "level 3" in _body(found)["text"]
+        refused = await _call(url, token, "recall", {"query": "park", "memory_id": "bob"})
+        assert refused.is_error and "'bob' is outside" in _body(refused)["error"]
         async with httpx.AsyncClient(timeout=30, headers=bearer(token)) as scoped:
             r = await scoped.post(f"{url}?memory=bob", json={})
             assert r.status_code == 403 and "'bob'" in r.json()["detail"]
