@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     mcp = subparsers.add_parser(
         "mcp", help="serve memory as MCP tools over stdio (for an MCP client's config)")
     mcp.add_argument("--memory", default=DEFAULT_MEMORY_ID, metavar="ID",
-                     help="the memory id the tools act for: 1 to 128 letters, digits, "
+                     help="the memory id the tools act for by default: 1 to 128 letters, digits, "
                           f"'-' or '_' (default {DEFAULT_MEMORY_ID})")
     add_common(mcp)
     mcp.set_defaults(func=guarded(cmd_mcp))
