@@ -4,6 +4,7 @@ in file order; an export re-imports (its history left out)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -96,3 +97,13 @@ async def test_an_export_reimports_without_its_history(tmp_path: Path) -> None:
         assert [r.text for r in rows] == ["Pays by card"]
         await import_rows(fm, rows, store="default", now=clock.now())
         assert [f.text for f in fm.facts("dst")] == ["Pays by card"]
+
+
+def test_remote_import_batches_stay_under_the_server_limits() -> None:
+    from solace.cli.memory_cmd import IMPORT_BATCH_BYTES, IMPORT_BATCH_ROWS, _batches
+
+    rows = [ImportRow("c1", f"fact number {i} " + "x" * 1500) for i in range(2500)]
+    batches = _batches(rows)
+    assert [r["text"] for b in batches for r in b] == [r.text for r in rows]
+    assert len(batches) > 1 and all(len(b) <= IMPORT_BATCH_ROWS for b in batches)
+    assert all(len(json.dumps(b).encode()) <= IMPORT_BATCH_BYTES + 4096 for b in batches)

@@ -327,9 +327,32 @@ def _remote_export(server: Remote, args: argparse.Namespace) -> str:
     return export_lines(server.call("GET", _path(args, "/export"))["facts"])
 
 
+#: Rows per ``POST /memory/import`` and its JSON size, under the server's limits
+#: (10,000 rows, a 1 MiB body).
+IMPORT_BATCH_ROWS = 1000
+IMPORT_BATCH_BYTES = 512 * 1024
+
+
+def _batches(rows: Sequence[ImportRow]) -> list[list[dict[str, Any]]]:
+    batches: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for row in rows:
+        item = row.as_json()
+        cost = len(json.dumps(item, ensure_ascii=False).encode()) + 1
+        if batches[-1] and (len(batches[-1]) >= IMPORT_BATCH_ROWS
+                            or size + cost > IMPORT_BATCH_BYTES):
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += cost
+    return batches
+
+
 def _remote_import(server: Remote, args: argparse.Namespace) -> str:
-    rows: list[ImportRow] = args.rows
-    answer = server.call("POST", "/memory/import",
-                         body={"store": args.store, "rows": [r.as_json() for r in rows]})
-    return _imported(args.store, [r["class"] for r in answer["results"]])
+    classes: list[str] = []
+    for batch in _batches(args.rows):  # checked whole already; written in order
+        answer = server.call("POST", "/memory/import", body={"store": args.store,
+                                                             "rows": batch})
+        classes += [r["class"] for r in answer["results"]]
+    return _imported(args.store, classes)
 
