@@ -7,7 +7,8 @@ human edits in any editor reads back the same way:
 * HTML comments (``<!-- ... -->``, one or several lines) are never content: they
   carry templates' explanations and the marks for the human (clashes, conflicts);
 * every other non-blank line is an item; a leading ``-``, ``*`` or ``+`` bullet
-  marker is not part of its text. Lines before the first section are the preamble.
+  marker is not part of its text. Comments before the first heading are the
+  preamble; items before it belong to a section whose header is ``""``.
 
 Items are named by a keyed hash of their normalised words (:class:`Hasher`): the
 same bullet re-punctuated or re-cased is the same item, and the hash says nothing
@@ -89,10 +90,9 @@ def parse(text: str) -> Doc:
         body = _BULLET.sub("", line).strip()
         if not body:
             continue
-        if sections:
-            sections[-1][1].append(Item(body))
-        else:
-            preamble.append(line)
+        if not sections:  # content before the first heading: a section without one
+            sections.append(("", []))
+        sections[-1][1].append(Item(body))
     return Doc(title, tuple(preamble), tuple(Section(h, tuple(i)) for h, i in sections))
 
 
@@ -111,7 +111,8 @@ def render(doc: Doc) -> str:
     for section in doc.sections:
         if not section.items:
             continue
-        out.append(f"## {section.header}")
+        if section.header:
+            out.append(f"## {section.header}")
         for item in section.items:
             out.append(f"- {item.text}")
             if item.mark:

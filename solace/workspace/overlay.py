@@ -113,6 +113,8 @@ def apply(doc: Doc, layer: HumanLayer | None, hasher: Hasher,
 
 
 def _place(header: str, index: int) -> tuple[int, str, int]:
+    if not header:  # items above every heading stay there
+        return (-1, "", index)
     if _DATED.match(header):
         return (0, header[:16], index)
     return (1, "", index)

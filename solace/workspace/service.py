@@ -238,8 +238,9 @@ class Workspace:
 
     def _save_and_write(self, writes: list[tuple[str, str, Version]]) -> None:
         self.state.save(self._state_path, self._ring)
-        for rel, text, _ in writes:
+        for rel, text, version in writes:
             write_private(self.root / rel, text.encode(), what=f"workspace file {rel}")
+            self.state.adopt(rel, version)  # on disk now: the older version is history
 
     # ------------------------------------------------------------------ human edits
     async def reload(self) -> list[Edit]:
@@ -262,22 +263,24 @@ class Workspace:
 
     async def _record_edit(self, rel: str, machine: Doc | None) -> Edit | None:
         """If ``rel`` differs from every version the workspace wrote, diff it against the
-        closest one (or, with no baseline, against ``machine``, the render the workspace
-        would make), append the edit, fold it in, and adopt the file as the baseline."""
+        newest (or, with no baseline, against ``machine``, the render the workspace would
+        make; with neither, adopt it silently), append the edit, fold it in, and adopt
+        the file as the baseline."""
         text = await self._offloader.run(fs.read, self.root / rel)
         if text is None:
             return None
         fh = self._hasher.file(text)
-        if self.state.known(rel, fh) is not None:
+        known = self.state.known(rel, fh)
+        if known is not None:  # the workspace's own write (after a crash: the older one)
+            self.state.adopt(rel, known)
             return None
         doc = parse(text)
-        bases = [v.items for v in self.state.versions(rel)]
-        if not bases and machine is not None:
-            bases = [tuple(item_pairs(machine, self._hasher))]
-        edit = None
-        if bases:
-            candidates = [diff(rel, b, doc, self._hasher) for b in bases]
-            edit = min(candidates, key=lambda e: len(e.added) + len(e.removed) + len(e.changed))
+        versions = self.state.versions(rel)
+        # The newest version is what the last write left on disk (a crash before its
+        # rename leaves the older one, whose hash is known and so never reaches here).
+        base = versions[-1].items if versions else (
+            tuple(item_pairs(machine, self._hasher)) if machine is not None else None)
+        edit = diff(rel, base, doc, self._hasher) if base is not None else None
         if edit is not None and not edit.empty:
             (appended,) = await self._store.append([edit_draft(edit)], self.clock.now())
             self.ledger.apply_all([appended])  # seen: a later on_events skips it

@@ -3,9 +3,11 @@
 For each file, the keyed hash of the last content written and the (section hash,
 item hash) pairs of its items: enough to tell a human's edit from the workspace's
 own write, and to diff it, without keeping any text (a diff needs the removed items'
-hashes only; the added text is in the file). Two versions are kept per file, the
-one before a write and the one being written, so a crash between the state's
-write and the file's rename is never mistaken for a human's edit.
+hashes only; the added text is in the file). While a write is under way two versions
+are kept per file, the one on disk and the one being written, so a crash between the
+state's write and the file's rename is never mistaken for a human's edit; once the
+file is renamed (or found on disk at load) only that version is kept, so a human who
+reverts the file to an earlier render is still seen.
 
 Why a sealed file and not the substrate: the hashes change on every render (each
 batch of events), say nothing about the user, and are a cache of what is on disk;
