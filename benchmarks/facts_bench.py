@@ -113,6 +113,13 @@ def section_extractor(data: Path) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ 2. updates
+def _touched(fm: Any, memory_id: str, result: Any) -> str:
+    """`` (supersedes 'old text')`` for an UPDATE or CONFLICT, '' otherwise."""
+    texts = [f.text for fid in result.affected
+             if (f := fm.projection.get(memory_id, fid)) is not None]
+    return f" ({result.write_class.value.lower()} of {texts[0]!r})" if texts else ""
+
+
 async def section_updates(ctx: dict[str, Any], per_subject: int,
                           data: Path | None) -> dict[str, Any]:
     config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
@@ -125,6 +132,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
     by_subject: dict[str, dict[str, list[str]]] = {}
     empty_new: Counter[str] = Counter()
     latencies: list[float] = []
+    unextracted: list[str] = []  # new-value messages the extractor returned nothing for
 
     def record(group: str, seq_id: str, block: str, base_block: str, new_keys: Any,
                old_keys: Any, new_class: str, written: list[str]) -> None:
@@ -145,7 +153,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
             clock.t = at
             base.write(mid, text, at)
             r = await fm.remember(mid, text)
-            return f"{r.write_class.value} {text!r}: {r.reason}"
+            return f"{r.write_class.value} {text!r}: {r.reason}{_touched(fm, mid, r)}"
 
         async def said(mid: str, text: str, speaker: str, at: float) -> str:
             clock.t = at
@@ -156,7 +164,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
             rs = await fm.extract_turn(mid, ex)
             latencies.append((time.perf_counter() - started) * 1000.0)
             return "; ".join(f"{r.write_class.value} {r.fact.text!r}: {r.reason}"
-                             for r in rs) or NOTHING
+                             f"{_touched(fm, mid, r)}" for r in rs) or NOTHING
 
         async def ask(mid: str, question: str, at: float) -> tuple[str, str]:
             clock.t = at
@@ -181,6 +189,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
                     log.append(new := await said(mid, s.new_said, s.person, t + gap))
                     if new == NOTHING:
                         empty_new[f"templated/{path}"] += 1
+                        unextracted.append(s.new_said)
                 block, base_block = await ask(mid, s.question, t + gap + 3600)
                 record(f"templated/{path}", s.seq_id, block, base_block, [s.new_value],
                        [s.old_value], new.split(" ")[0], log)
@@ -200,6 +209,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
                     log.append(new := await said(mid, r.new_turn, r.speaker, r.new_at))
                     if new == NOTHING:
                         empty_new[f"real-{r.split}/{path}"] += 1
+                        unextracted.append(r.new_turn)
                 block, base_block = await ask(mid, r.question, r.new_at + 3600)
                 record(f"real-{r.split}/{path}", r.seq_id, block, base_block, r.new_keys,
                        r.old_keys, new.split(" ")[0], log)
@@ -214,6 +224,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
         "extract_turn_latency_ms": {"p50": percentile(latencies, 50),
                                     "p95": percentile(latencies, 95), "n": len(latencies)},
         "failures": failures,
+        "unextracted_new_messages": sorted(set(unextracted)),
     }
 
 
@@ -226,6 +237,8 @@ async def section_growth(ctx: dict[str, Any], mentions: int, every: int) -> dict
     points: list[dict[str, Any]] = []
     base_tokens = 0
     classes: Counter[str] = Counter()
+    key_of: dict[str, str] = {}  # fact id -> the stream fact it states
+    wrong: list[dict[str, str]] = []  # UPDATEs that superseded another fact
     async with open_memory(config, embedder, tok, clock) as fm:
         for i, item in enumerate(stream, 1):
             clock.t += 3600.0
@@ -233,15 +246,48 @@ async def section_growth(ctx: dict[str, Any], mentions: int, every: int) -> dict
             base_tokens += tok.count(item["text"])
             r = await fm.remember("growth", item["text"])
             classes[f"{item['kind']}->{r.write_class.value}"] += 1
+            if r.write_class.value != "NOOP":
+                key_of[r.fact.fact_id] = item["key"]
+            for fid in r.affected:
+                if r.write_class.value == "UPDATE" and key_of.get(fid, item["key"]) != item["key"]:
+                    wrong.append({"new": item["text"], "superseded": _text(fm, "growth", fid)})
             if i % every == 0 or i == len(stream):
                 n, tokens = live_tokens(fm, "growth", tok.count)
                 points.append({"mentions": i, "distinct": item["distinct"],
                                "solace_facts": n, "solace_tokens": tokens,
                                "append_only_facts": i, "append_only_tokens": base_tokens})
         counters = dict(fm.counters)
+        final = current_values(stream, [f.text for f in fm.facts("growth")])
     return {"mentions": mentions, "points": points, "classes": dict(classes),
+            "wrong_supersessions": len(wrong), "wrong_examples": wrong[:FAILURES_SHOWN],
+            "final": final,
             "counters": counters,
             "distinct_phrasings": len({x["text"] for x in stream})}
+
+
+def _text(fm: Any, memory_id: str, fact_id: str) -> str:
+    f = fm.projection.get(memory_id, fact_id)
+    return f.text if f is not None else fact_id
+
+
+def current_values(stream: list[dict[str, Any]], live: list[str]) -> dict[str, Any]:
+    """At the end of the stream, per distinct fact: is its current value stated by a
+    live fact, and is a value it no longer has still stated (stale)?"""
+    current: dict[str, str] = {}
+    stated: dict[str, set[str]] = {}
+    for item in stream:
+        current[item["key"]] = item["text"]
+        stated.setdefault(item["key"], set()).add(item["text"])
+    value_of = {item["text"]: item["value"] for item in stream}
+    live_set = set(live)
+    missing = stale = 0
+    for key, last in current.items():
+        texts = stated[key] & live_set
+        if not any(value_of[t] == value_of[last] for t in texts):
+            missing += 1
+        if any(value_of[t] != value_of[last] for t in texts):
+            stale += 1
+    return {"facts": len(current), "current_value_missing": missing, "stale_value_live": stale}
 
 
 # ------------------------------------------------------------------ 4. compaction
@@ -251,6 +297,7 @@ async def section_compaction(ctx: dict[str, Any], ids: int) -> dict[str, Any]:
     corpus = compaction_corpus(ids, SEED)
     rows = []
     verdicts: Counter[str] = Counter()
+    examples: list[dict[str, Any]] = []
     async with open_memory(config, embedder, tok, clock) as fm:
         for mid, texts in corpus.items():
             for text in texts:
@@ -262,6 +309,8 @@ async def section_compaction(ctx: dict[str, Any], ids: int) -> dict[str, Any]:
                 verdicts["accepted" if v.accepted else f"refused_{v.reason}"] += 1
             after = [f.text for f in fm.facts(mid)]
             kept, total, lost = salient_kept(before, after)
+            if len(examples) < 2:
+                examples.append({"id": mid, "before": before, "after": after})
             rows.append({"id": mid, "written": len(texts), "live_before": len(before),
                          "live_after": len(after), "tokens_before": tok.count("\n".join(before)),
                          "tokens_after": tok.count("\n".join(after)), "salient": total,
@@ -277,7 +326,8 @@ async def section_compaction(ctx: dict[str, Any], ids: int) -> dict[str, Any]:
             "ratio": round(tb / ta, 2) if ta else 0.0,
             "salient_kept_pct": round(100.0 * sum(r["salient_kept"] for r in rows) / sal, 1)
             if sal else 100.0,
-            "verdicts": dict(verdicts), "counters": counters, "rows": rows}
+            "verdicts": dict(verdicts), "counters": counters, "rows": rows,
+            "examples": examples}
 
 
 # ------------------------------------------------------------------ 5. cost

@@ -140,7 +140,7 @@ SUBJECTS: tuple[Subject, ...] = (
     Subject("meeting", "When is {n}'s weekly team meeting?",
             ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"),
             ("{n}'s weekly team meeting is on {v}", "{n} meets the team every {v}",
-             "{n}'s team meets on {v}s"),
+             "{n}'s team meets on {v} each week"),
             ("My weekly team meeting is on {v}.", "We meet as a team every {v}."),
             ("Our team meeting moved to {v}.", "Actually the weekly meeting is on {v} now.",
              "We switched the team meeting to {v}.")),
@@ -311,7 +311,8 @@ def restatement_stream(mentions: int, seed: int, *, start_facts: int = 30,
     fact in a random phrasing), new facts introduced over time (``start_facts`` known
     at first, the other 30 spread evenly), and ``updates`` value changes late on.
 
-    Each item: ``{"text", "key", "kind": "new"|"restate"|"update", "distinct"}``
+    Each item: ``{"text", "key", "value", "kind": "new"|"restate"|"update",
+    "distinct"}``
     where ``distinct`` is how many distinct current facts exist after it.
     """
     rng = random.Random(seed)
@@ -319,8 +320,11 @@ def restatement_stream(mentions: int, seed: int, *, start_facts: int = 30,
     rng.shuffle(facts)
     value = {key: rng.choice(values) for key, _s, _p, values in facts}
     pending = list(range(start_facts, len(facts)))
-    new_at = {round(mentions * (k + 1) / (len(pending) + 1)): i for k, i in enumerate(pending)}
-    update_at = set(rng.sample(range(mentions // 2, mentions), updates))
+    span = mentions - start_facts
+    new_at = {start_facts + round(span * (k + 1) / (len(pending) + 1)): i
+              for k, i in enumerate(pending)}
+    update_at = set(rng.sample([t for t in range(mentions // 2, mentions) if t not in new_at],
+                               updates))
     known = list(range(start_facts))
     out: list[dict[str, Any]] = []
     for step in range(mentions):
@@ -337,7 +341,8 @@ def restatement_stream(mentions: int, seed: int, *, start_facts: int = 30,
             i, kind = rng.choice(known), "restate"
         key, _s, phrasings, _v = facts[i]
         text = rng.choice(phrasings).format(v=value[key])
-        out.append({"text": text, "key": key, "kind": kind, "distinct": len(known)})
+        out.append({"text": text, "key": key, "value": value[key], "kind": kind,
+                    "distinct": len(known)})
     return out
 
 
@@ -350,7 +355,7 @@ def compaction_corpus(ids: int, seed: int, *, facts_per_id: int = 6,
     for i in range(ids):
         person = PEOPLE[i % len(PEOPLE)]
         subjects = rng.sample(SUBJECTS, facts_per_id)
-        texts = []
+        texts: list[str] = []
         for subject in subjects:
             v = rng.choice(subject.values)
             fill = {"n": person, "t": rng.choice(subject.things), "v": v}

@@ -76,8 +76,9 @@ class AppendOnly:
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            vs = np.asarray(self._embedder.embed(missing), dtype=np.float32)
-            vs = vs / np.where((n := np.linalg.norm(vs, axis=1, keepdims=True)) == 0, 1.0, n)
+            raw = np.asarray(self._embedder.embed(missing), dtype=np.float32)
+            norms = np.linalg.norm(raw, axis=1, keepdims=True)
+            vs = (raw / np.where(norms == 0, 1.0, norms)).astype(np.float32)
             self._cache.update(zip(missing, vs, strict=True))
         return np.stack([self._cache[t] for t in texts])
 

@@ -72,6 +72,11 @@ def _growth(gr: dict[str, Any]) -> list[str]:
                      f"{p['append_only_facts']:>13}{p['solace_tokens']:>11}"
                      f"{p['append_only_tokens']:>11}")
     lines.append(f"  write classes (stream kind -> class): {gr['classes']}")
+    fin = gr["final"]
+    lines.append(f"  at the end: {fin['facts']} distinct facts; current value not stated by any "
+                 f"live fact: {fin['current_value_missing']}; a stale value still live: "
+                 f"{fin['stale_value_live']}; UPDATEs that superseded a different fact: "
+                 f"{gr['wrong_supersessions']}")
     return lines
 
 
