@@ -172,8 +172,10 @@ def diff(file: str, before: Sequence[tuple[str, str]], after: Doc, hasher: Hashe
     the workspace wrote) to ``after`` (the file as it is now).
 
     Items are matched in order (difflib on the pairs): an item kept under the same
-    heading is unchanged; runs replaced one by one are *changed* (old hash, new text),
-    the rest of a run *added* or *removed*. Added or changed lines that look like a
+    heading is unchanged; in a replaced run, old and new items under the same heading
+    are paired in order as *changed* (old hash, new text), the rest are *added* or
+    *removed* (an item moved under another heading is added there; its old place is
+    not a removal). Added or changed lines that look like a
     secret are not recorded (counted in ``withheld``).
     """
     now = [(h, t) for h, t in after.items()]
@@ -187,22 +189,28 @@ def diff(file: str, before: Sequence[tuple[str, str]], after: Doc, hasher: Hashe
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
-        gone = [old[i][1] for i in range(i1, i2)]
-        new = list(range(j1, j2))
-        pairs = min(len(gone), len(new)) if op == "replace" else 0
-        for k in range(pairs):
-            head, text = now[new[k]]
-            if gone[k] == keys[new[k]][1]:  # same words, another heading: a move
-                removed.append(gone[k])
-                added.append((head, text))
-            elif looks_like_credential(text) or looks_like_credential(head):
-                removed.append(gone[k])
+        pairs: dict[int, int] = {}  # old index -> new index: rewritten in place
+        if op == "replace":  # pair in order, only under the same heading
+            j = j1
+            for i in range(i1, i2):
+                k = next((n for n in range(j, j2) if keys[n][0] == old[i][0]), None)
+                if k is not None:
+                    pairs[i], j = k, k + 1
+        for i in range(i1, i2):
+            if i not in pairs:
+                removed.append(old[i][1])
+                continue
+            head, text = now[pairs[i]]
+            if looks_like_credential(text) or looks_like_credential(head):
+                removed.append(old[i][1])
                 withheld += 1
-            else:
-                changed.append((gone[k], head, text))
-        removed.extend(gone[pairs:])
-        for j in new[pairs:]:
-            head, text = now[j]
+            elif old[i][1] != keys[pairs[i]][1]:
+                changed.append((old[i][1], head, text))
+        taken = set(pairs.values())
+        for n in range(j1, j2):
+            if n in taken:
+                continue
+            head, text = now[n]
             if looks_like_credential(text) or looks_like_credential(head):
                 withheld += 1
             else:

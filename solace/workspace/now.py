@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, tzinfo
 
 from solace.actors.mouth_filter import looks_like_credential
+from solace.workspace.daily import Ledger
 from solace.workspace.model import NowState
 
-__all__ = ["is_task", "render_now"]
+__all__ = ["fill_now", "is_task", "render_now"]
 
 _TASK = re.compile(r"^\s*(?:\[\s?\]|todo\b|task\b|to do\b)[:\s-]*", re.IGNORECASE)
 _ITEM_WORDS = 40
@@ -25,6 +26,18 @@ _ITEM_WORDS = 40
 def is_task(line: str) -> bool:
     """A note line that is an open task (``[ ] ...``, ``TODO ...``, ``task: ...``)."""
     return _TASK.match(line) is not None
+
+
+def fill_now(state: NowState, ledger: Ledger) -> NowState:
+    """``state`` with its empty fields filled from ``ledger``: the active topic's title,
+    the open notes (task-shaped ones as tasks) and the last five decisions."""
+    notes = ledger.open_notes()
+    topic = ledger.titles.get(ledger.active_topic, "") if ledger.active_topic else ""
+    return NowState(
+        state.active_topic or topic,
+        state.open_notes or tuple(n for n in notes if not is_task(n)),
+        state.tasks or tuple(n for n in notes if is_task(n)),
+        state.decisions or tuple(t for _, t in ledger.decisions[-5:]))
 
 
 def _clean(items: Sequence[str]) -> list[str]:

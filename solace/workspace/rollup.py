@@ -15,7 +15,7 @@ its Thursday, so each week rolls into exactly one month.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -26,7 +26,15 @@ from solace.models.llm import ModelError
 from solace.models.tokenizer import Tokenizer
 from solace.workspace.model import Doc, Item, Section
 
-__all__ = ["Summariser", "month_of_week", "monthly_doc", "week_key", "weekly_doc"]
+__all__ = [
+    "Summariser",
+    "month_of_week",
+    "monthly_doc",
+    "monthly_rollups",
+    "week_key",
+    "weekly_doc",
+    "weekly_rollups",
+]
 
 log = logging.getLogger(__name__)
 
@@ -121,3 +129,25 @@ def monthly_doc(month: str, weeks: Sequence[tuple[str, Doc]], budget: int,
         points = summarise([text for _, text in doc.items()], share)
         sections.append(Section(f"Week {key}", tuple(Item(p) for p in points)))
     return Doc(f"Month {month}", ROLLUP_PREAMBLE, tuple(sections))
+
+
+def weekly_rollups(daily: Sequence[tuple[date, Doc]], weeks: Iterable[str], budget: int,
+                   summarise: Summariser) -> list[tuple[str, Doc]]:
+    """(week key, roll-up) of each of ``weeks`` that has daily logs in ``daily``."""
+    out = []
+    for key in sorted(set(weeks)):
+        days = [(d, doc) for d, doc in daily if week_key(d) == key]
+        if days:
+            out.append((key, weekly_doc(key, days, budget, summarise)))
+    return out
+
+
+def monthly_rollups(weekly: Sequence[tuple[str, Doc]], months: Iterable[str], budget: int,
+                    summarise: Summariser) -> list[tuple[str, Doc]]:
+    """(month, roll-up) of each of ``months`` that has weekly roll-ups in ``weekly``."""
+    out = []
+    for month in sorted(set(months)):
+        part = [(k, doc) for k, doc in weekly if month_of_week(k) == month]
+        if part:
+            out.append((month, monthly_doc(month, part, budget, summarise)))
+    return out

@@ -39,9 +39,15 @@ from solace.workspace.errors import WorkspaceDisabledError
 from solace.workspace.events import WORKSPACE_KIND, edit_draft
 from solace.workspace.markdown import Hasher, diff, item_pairs, parse, render, scrub
 from solace.workspace.model import SESSION_TYPES, Doc, Edit, NowState, SessionContext
-from solace.workspace.now import is_task, render_now
+from solace.workspace.now import fill_now, render_now
 from solace.workspace.overlay import HumanLayer, apply
-from solace.workspace.rollup import Summariser, month_of_week, monthly_doc, week_key, weekly_doc
+from solace.workspace.rollup import (
+    Summariser,
+    month_of_week,
+    monthly_rollups,
+    week_key,
+    weekly_rollups,
+)
 from solace.workspace.state import Version, WorkspaceState
 from solace.workspace.synthesis import SynthesisCounts, synthesize_memory
 from solace.workspace.templates import TEMPLATES
@@ -207,10 +213,11 @@ class Workspace:
         if any((self.root / fs.weekly(w)).exists() for w in weeks):
             await self._rollup_locked(weeks)
 
-    async def _write_docs(self, docs: Sequence[tuple[str, Doc, bool]]) -> None:
+    async def _write_docs(self, docs: Sequence[tuple[str, Doc, bool]]) -> list[str]:
         """Write machine ``docs`` (rel, doc, lay the human layer over it): human edits
         first recorded, then each document layered, scrubbed, and written if changed;
-        an empty document is not written (no file for a day without bullets)."""
+        an empty document is not written (no file for a day without bullets).
+        Returns the files written."""
         writes: list[tuple[str, str, Version]] = []
         for rel, machine, layered in docs:
             await self._record_edit(rel, machine if _DAILY.match(rel) else None)
@@ -226,6 +233,7 @@ class Workspace:
             writes.append((rel, text, Version(self._hasher.file(text),
                                               tuple(item_pairs(doc, self._hasher)))))
         await self._commit(writes)
+        return [rel for rel, _, _ in writes]
 
     async def _commit(self, writes: Sequence[tuple[str, str, Version]]) -> None:
         """State first (the new version beside the old), then each file atomically."""
@@ -329,31 +337,16 @@ class Workspace:
             return written
 
     async def _rollup_locked(self, weeks: set[str]) -> list[str]:
-        before = self.counters["files_written"]
-        daily = await self._offloader.run(fs.daily_docs, self.root)
-        docs = []
-        for key in sorted(weeks):
-            days = [(d, doc) for d, doc in daily if week_key(d) == key]
-            if days:
-                doc = await self._offloader.run(weekly_doc, key, days,
-                                                self.settings.weekly_budget_tokens,
-                                                self._summarise)
-                docs.append((fs.weekly(key), doc, True))
-        await self._write_docs(docs)
+        run, root = self._offloader.run, self.root
+        docs = await run(weekly_rollups, await run(fs.daily_docs, root), weeks,
+                         self.settings.weekly_budget_tokens, self._summarise)
+        written = await self._write_docs([(fs.weekly(k), d, True) for k, d in docs])
         months = {month_of_week(k) for k in weeks}
-        weekly = await self._offloader.run(fs.weekly_docs, self.root)
-        docs = []
-        for month in sorted(months):
-            part = [(k, doc) for k, doc in weekly if month_of_week(k) == month]
-            if part:
-                doc = await self._offloader.run(monthly_doc, month, part,
-                                                self.settings.monthly_budget_tokens,
-                                                self._summarise)
-                docs.append((fs.monthly(month), doc, True))
-        await self._write_docs(docs)
+        docs = await run(monthly_rollups, await run(fs.weekly_docs, root), months,
+                         self.settings.monthly_budget_tokens, self._summarise)
+        written += await self._write_docs([(fs.monthly(m), d, True) for m, d in docs])
         self.counters["rollups"] += 1
-        return [] if self.counters["files_written"] == before else \
-            sorted({fs.weekly(k) for k in weeks} | {fs.monthly(m) for m in months})
+        return written
 
     async def heartbeat(self, now: float | None = None) -> bool:
         """One cycle (the Time actor's heartbeat): catch up with the substrate, rewrite
@@ -370,17 +363,8 @@ class Workspace:
 
     # ------------------------------------------------------------------ NOW.md
     def now_state(self, state: NowState | None = None) -> NowState:
-        """``state`` with its empty fields filled from the substrate's view: the active
-        topic's title, open tasks and notes, the last decisions."""
-        state = state or NowState()
-        led = self.ledger
-        notes = led.open_notes()
-        return NowState(
-            state.active_topic or (led.titles.get(led.active_topic, "") if led.active_topic
-                                   else ""),
-            state.open_notes or tuple(n for n in notes if not is_task(n)),
-            state.tasks or tuple(n for n in notes if is_task(n)),
-            state.decisions or tuple(t for _, t in led.decisions[-5:]))
+        """``state`` with its empty fields filled from the substrate (:func:`fill_now`)."""
+        return fill_now(state or NowState(), self.ledger)
 
     async def write_now(self, state: NowState | None = None, *, now: float | None = None) -> str:
         """Overwrite NOW.md with the current state (at most ``now_max_tokens``); returns
