@@ -99,6 +99,7 @@ class Workspace:
         self.ledger = Ledger(self.tz)
         self.layers: dict[str, HumanLayer] = {}
         self.counters: Counter[str] = Counter()
+        self._vectors: dict[str, np.ndarray] = {}  # bullet text -> vector, for synthesis
         self._lock = trio.Lock()
 
     # ------------------------------------------------------------------ opening
@@ -187,6 +188,7 @@ class Workspace:
             return
         await self._render_days(change.days)
         if change.shredded:
+            self._vectors.clear()  # no deleted fact's text outlives its deletion here either
             await self._rerender_derived(change.days)
 
     def _layer(self, rel: str) -> HumanLayer:
@@ -301,6 +303,16 @@ class Workspace:
         return edit if edit is not None and not edit.empty else None
 
     # ------------------------------------------------------------------ synthesis
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts`` (blocking), each bullet embedded once per process."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            embed = self._embedder.embed if self._embedder is not None else _lexical_embed
+            for text, vector in zip(missing, np.asarray(embed(missing), np.float32),
+                                    strict=True):
+                self._vectors[text] = vector
+        return np.stack([self._vectors[t] for t in texts])
+
     async def synthesize(self, now: float | None = None) -> SynthesisCounts:
         """Synthesise MEMORY.md from the daily logs (see :mod:`.synthesis`), after
         recording any human edit; written atomically. ``now`` defaults to the clock."""
@@ -313,10 +325,10 @@ class Workspace:
     async def _synthesize_locked(self) -> SynthesisCounts:
         await self._reload_locked()
         daily = await self._offloader.run(fs.daily_docs, self.root)
-        embed = self._embedder.embed if self._embedder is not None else _lexical_embed
         store = self.config.stores["default"]
         doc, counts = await self._offloader.run(
-            synthesize_memory, daily, self._layer(fs.MEMORY), self._hasher, embed, tz=self.tz,
+            synthesize_memory, daily, self._layer(fs.MEMORY), self._hasher, self._embed,
+            tz=self.tz,
             dedup_threshold=store.deduplication_threshold,
             update_similarity=self.config.facts.update_similarity,
             lexical_weight=self.config.facts.lexical_weight)
