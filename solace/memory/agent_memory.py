@@ -43,6 +43,13 @@ import trio
 from solace.clock import Clock
 from solace.config import AgentConfig, FadeWeights, MemoryConfig
 from solace.memory import rebuild, snapshot
+from solace.memory.chunks import (
+    SPLIT_ABOVE_TOKENS,
+    Chunk,
+    is_chunk_id,
+    record_events,
+    split_rung0,
+)
 from solace.memory.fade import FadeColumns, FadeCounters, FadeReport, fade_score, plan_round
 from solace.memory.ladder import Demotion, Ladder, format_raw, rehydrate_text
 from solace.memory.longterm import IndexParams, open_longterm_store
@@ -51,7 +58,7 @@ from solace.memory.rebuild import (
     FADE_KIND,
     Perceiver,
     fade_attrs,
-    rung0_record,
+    rung0_records,
 )
 from solace.memory.record import MemoryRecord
 from solace.memory.working import WorkingTier
@@ -183,6 +190,11 @@ class AgentMemory:
         the event's entry id; nothing is written to the substrate (the event is there,
         and ``perceive`` says who ingests it). Wakes the fade coroutine.
 
+        A large event (more than :data:`~solace.memory.chunks.SPLIT_ABOVE_TOKENS`) becomes
+        several rung-0 records of bounded size, its chunks, all citing the event (see
+        :mod:`~solace.memory.chunks`); the first is returned, all enter working, and the
+        fade takes whatever exceeds the budget down the ladder as for any record.
+
         Raises:
             ValueError: the event was already ingested by this agent, or
                 ``emotional_weight`` is outside [0, 1].
@@ -198,6 +210,9 @@ class AgentMemory:
                           private: Sequence[bool] | None = None) -> list[MemoryRecord]:
         """:meth:`ingest` for many events with one embedding call (replays, imports).
 
+        Returns:
+            One record per event, in order: its rung-0 record, or its first chunk.
+
         Raises:
             ValueError: mismatched lengths, an event ingested twice, a weight outside [0, 1].
         """
@@ -212,24 +227,62 @@ class AgentMemory:
             if not 0.0 <= weight <= 1.0:
                 raise ValueError(f"emotional_weight must be within [0, 1], got {weight!r}")
         self._check_new([e.entry_id for e in events])
-        texts = [format_raw(s or e.agent, e.content) for e, s in zip(events, speakers, strict=True)]
-        chunks = await self.offloader.run_chunks(self._embed_and_count, texts)
-        vectors = np.concatenate([v for v, _ in chunks])
-        counts = [n for _, part in chunks for n in part]
+        names = [s or e.agent for e, s in zip(events, speakers, strict=True)]
+        texts = [format_raw(name, e.content) for e, name in zip(events, names, strict=True)]
+        # Only a text longer (in characters) than the split threshold can have more tokens
+        # than it: those are counted and split first, off the loop; the rest as before.
+        big = [i for i, t in enumerate(texts) if len(t) > SPLIT_ABOVE_TOKENS]
+        split: dict[int, list[Chunk] | None] = {}
+        if big:
+            split = await self.offloader.run(functools.partial(
+                self._split, {i: (names[i], str(events[i].content)) for i in big}))
+        whole = [i for i in range(n) if split.get(i) is None]
+        whole_vectors = np.zeros((0, self.dim), dtype=np.float32)
+        whole_counts: list[int] = []
+        if whole:
+            parts = await self.offloader.run_chunks(self._embed_and_count,
+                                                    [texts[i] for i in whole])
+            whole_vectors = np.concatenate([v for v, _ in parts])
+            whole_counts = [c for _, part in parts for c in part]
+        pieces = [c for i in range(n) for c in (split.get(i) or ())]
+        piece_vectors = np.zeros((0, self.dim), dtype=np.float32)
+        if pieces:
+            piece_vectors = np.concatenate(await self.offloader.run_chunks(
+                self.embedder.embed, [c.text for c in pieces]))
         self._check_new([e.entry_id for e in events])  # a concurrent ingest of the same event
+        made: dict[int, list[MemoryRecord]] = {}
+        for i, tokens, vector in zip(whole, whole_counts, whole_vectors, strict=True):
+            made[i] = self._rung0(events[i], names[i], texts[i], tokens, None, weights[i],
+                                  tag_lists[i], privacy[i])
+            made[i][0].embedding = vector
+        for i, chunks in split.items():
+            if chunks is not None:
+                made[i] = self._rung0(events[i], names[i], texts[i], 0, chunks,
+                                      weights[i], tag_lists[i], privacy[i])
+        chunk_records = [r for i in sorted(i for i, c in split.items() if c is not None)
+                         for r in made[i]]
+        for record, vector in zip(chunk_records, piece_vectors, strict=True):
+            record.embedding = vector
         out = []
         for i, event in enumerate(events):
-            record = rung0_record(
-                self.agent, event, text=texts[i], tokens=counts[i],
-                speaker=speakers[i] or event.agent, emotional_weight=weights[i],
-                tags=tag_lists[i], private=privacy[i], embedding=vectors[i],
-            )
-            self.working.add(record)
-            self._entries[record.record_id] = record.record_id
-            out.append(record)
+            for record in made[i]:
+                self.working.add(record)
+            self._entries[int(event.entry_id)] = made[i][0].record_id
+            out.append(made[i][0])
         self.counters.ingested += n
         self._poke()
         return out
+
+    def _rung0(self, event: Any, name: str, text: str, tokens: int,
+               chunks: list[Chunk] | None, weight: float, tags: tuple[str, ...],
+               private: bool) -> list[MemoryRecord]:
+        return rung0_records(self.agent, event, text=text, tokens=tokens, chunks=chunks,
+                             speaker=name, emotional_weight=weight, tags=tags, private=private)
+
+    def _split(self, items: dict[int, tuple[str, str]]) -> dict[int, list[Chunk] | None]:
+        """Split the texts over the threshold into chunks (a worker thread)."""
+        return {i: split_rung0(name, content, self.tokenizer)
+                for i, (name, content) in items.items()}
 
     def _check_new(self, entry_ids: Sequence[int]) -> None:
         seen: set[int] = set()
@@ -272,8 +325,11 @@ class AgentMemory:
             raise ValueError(f"record {rid} is already in {self.agent}'s working tier")
         for entry in record.entry_ids:
             owner = self._entries.get(entry)
-            if owner is not None and owner != rid and (owner in self.working
-                                                       or owner in self.longterm):
+            held = None if owner is None else (self.working.get(owner)
+                                               or self.longterm.get(owner))
+            if record.span and held is not None and held.span:
+                continue  # chunks of one event: each stands for its own part of it
+            if owner is not None and owner != rid and held is not None:
                 raise ValueError(f"event {entry} already belongs to {self.agent}'s record "
                                  f"{owner}, not {rid}")
 
@@ -283,7 +339,8 @@ class AgentMemory:
         self.working.add(record)
         for entry in record.entry_ids:
             self._entries[entry] = record.record_id
-        self._next_extra_id = max(self._next_extra_id, record.record_id + 1)
+        if not is_chunk_id(record.record_id):
+            self._next_extra_id = max(self._next_extra_id, record.record_id + 1)
         self.counters.added += 1
 
     def touch(self, record_id: int, now: float) -> None:
@@ -583,7 +640,8 @@ class AgentMemory:
                 if record.rung == rung:
                     text = record.text
                 else:
-                    events = [await self.substrate.get(e) for e in record.entry_ids]
+                    events = record_events(
+                        record, [await self.substrate.get(e) for e in record.entry_ids])
                     text = await self.offloader.run(functools.partial(
                         rehydrate_text, events, rung, tokenizer=self.tokenizer,
                         config=self.memory_config))

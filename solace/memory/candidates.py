@@ -5,8 +5,9 @@ with them at each query (records change as they fade, merge and move):
 
 * **records** — every record of both tiers, by its text; a rung-3 record (an
   embedding and tags) by its tags plus its rehydrated form, the text it would have
-  at ``inject_rung`` rebuilt from its substrate events, which is also the form it is
-  injected in and the tokens it costs;
+  at ``inject_rung`` rebuilt from its substrate events (a chunk of a large event:
+  from its part of the event only), which is also the form it is injected in and
+  the tokens it costs;
 * **units** — every event of a record that stands for several events (a faded
   episode), in that event's own rung-1 form (the ladder's key sentence, with "I" and
   "yesterday" resolved to the speaker and the date). A question usually needs one or
@@ -35,6 +36,7 @@ from typing import Any
 import numpy as np
 import trio
 
+from solace.memory.chunks import record_events
 from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
@@ -169,7 +171,8 @@ class Retriever:
         events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
 
         def build() -> tuple[list[str], list[str], list[int], np.ndarray | None]:
-            forms = [self.rehydrate([events[e] for e in r.entry_ids], self.inject_rung)
+            forms = [self.rehydrate(record_events(r, [events[e] for e in r.entry_ids]),
+                                    self.inject_rung)
                      for r in todo]
             unit_texts = [self.unit_form(events[e]) for e in units]
             raw = [self.rehydrate([events[e]], 0) for e in unembedded]

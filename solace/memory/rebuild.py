@@ -41,6 +41,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from solace.memory.chunks import (
+    SPLIT_ABOVE_TOKENS,
+    Chunk,
+    chunk_record_id,
+    is_chunk_id,
+    split_rung0,
+)
 from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
 from solace.memory.longterm import LongTermTier, open_longterm_store
 from solace.memory.record import MemoryRecord
@@ -63,6 +70,7 @@ __all__ = [
     "parse_fade_event",
     "restore",
     "rung0_record",
+    "rung0_records",
 ]
 
 log = logging.getLogger(__name__)
@@ -111,14 +119,17 @@ def rung0_record(
     tags: Sequence[str],
     private: bool,
     embedding: np.ndarray | None = None,
+    record_id: int | None = None,
+    span: tuple[int, int] | tuple[()] = (),
 ) -> MemoryRecord:
     """The rung-0 record ``agent`` keeps of ``event`` (live ingest and replay alike).
 
-    Its id is the event's entry id and its age counts from the event's time, so a
-    replay makes exactly the record the live ingest made.
+    Its id is the event's entry id (a chunk's: ``record_id``, see
+    :func:`~solace.memory.chunks.chunk_record_id`) and its age counts from the event's
+    time, so a replay makes exactly the record the live ingest made.
     """
     return MemoryRecord(
-        record_id=int(event.entry_id),
+        record_id=int(event.entry_id) if record_id is None else int(record_id),
         agent=agent,
         rung=0,
         text=text,
@@ -135,8 +146,40 @@ def rung0_record(
         emotional_weight=float(emotional_weight),
         tags=tuple(tags),
         private=bool(private),
+        span=tuple(span),  # type: ignore[arg-type]
         embedding=embedding,
     )
+
+
+def rung0_records(
+    agent: str,
+    event: Any,
+    *,
+    text: str,
+    tokens: int,
+    chunks: Sequence[Chunk] | None,
+    speaker: str,
+    emotional_weight: float,
+    tags: Sequence[str],
+    private: bool,
+) -> list[MemoryRecord]:
+    """Every rung-0 record ``agent`` keeps of ``event``: one, or one per chunk.
+
+    Args:
+        text, tokens: the event's whole rung-0 text and its count.
+        chunks: :func:`~solace.memory.chunks.split_rung0` of that text (None: one record).
+
+    Returns:
+        The records without embeddings, in content order; each cites the event alone.
+    """
+    if chunks is None:
+        return [rung0_record(agent, event, text=text, tokens=tokens, speaker=speaker,
+                             emotional_weight=emotional_weight, tags=tags, private=private)]
+    eid = int(event.entry_id)
+    return [rung0_record(agent, event, text=c.text, tokens=c.tokens, speaker=speaker,
+                         emotional_weight=emotional_weight, tags=tags, private=private,
+                         record_id=chunk_record_id(eid, i), span=c.span)
+            for i, c in enumerate(chunks)]
 
 
 def fade_attrs(
@@ -233,10 +276,16 @@ class ReplayState:
 
     def ingest(self, record: MemoryRecord) -> None:
         """Add a rung-0 record made by :func:`rung0_record` (embedding of its text)."""
-        if record.entry_ids[0] in self.entries:
+        self.ingest_event([record])
+
+    def ingest_event(self, records: Sequence[MemoryRecord]) -> None:
+        """Add the rung-0 records of one event (:func:`rung0_records`: one, or its
+        chunks), unless a record already stands for the event."""
+        if not records or records[0].entry_ids[0] in self.entries:
             return
-        self._put(replace(record, embedding=None), "working")
-        self.recipe_of[record.record_id] = record.text
+        for record in records:
+            self._put(replace(record, embedding=None), "working")
+            self.recipe_of[record.record_id] = record.text
 
     def apply(self, change: FadeChange) -> None:
         """Apply one fade event: drop its sources (and the record's old self), put the
@@ -291,7 +340,7 @@ class ReplayState:
         self.tier[rid] = tier
         for entry in record.entry_ids:
             self.entries[entry] = rid
-        if rid >= self.next_extra_id:
+        if rid >= self.next_extra_id and not is_chunk_id(rid):
             self.next_extra_id = rid + 1
 
     def _drop(self, rid: int) -> None:
@@ -418,7 +467,14 @@ async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any]
     by_id = {int(e.entry_id): e for e in events}
     texts = {eid: format_raw(p.speaker or by_id[eid].agent, by_id[eid].content)
              for eid, p in perceived.items()}
-    order = sorted(texts)
+    speakers = {eid: p.speaker or by_id[eid].agent for eid, p in perceived.items()}
+
+    def split() -> dict[int, list[Chunk] | None]:
+        return {eid: split_rung0(speakers[eid], str(by_id[eid].content), memory.tokenizer)
+                for eid, text in texts.items() if len(text) > SPLIT_ABOVE_TOKENS}
+
+    chunks = await memory.offloader.run(split)
+    order = sorted(e for e in texts if chunks.get(e) is None)
     counts = dict(zip(order, await memory.offloader.run(
         memory.tokenizer.count_many, [texts[e] for e in order]), strict=True))
     changed = 0
@@ -430,9 +486,10 @@ async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any]
                 changed += 1
         elif eid in perceived and not state.knows_entry(eid):
             p = perceived[eid]
-            state.ingest(rung0_record(
-                memory.agent, event, text=texts[eid], tokens=counts[eid],
-                speaker=p.speaker or event.agent, emotional_weight=p.emotional_weight,
+            state.ingest_event(rung0_records(
+                memory.agent, event, text=texts[eid], tokens=counts.get(eid, 0),
+                chunks=chunks.get(eid),
+                speaker=speakers[eid], emotional_weight=p.emotional_weight,
                 tags=p.tags, private=p.private))
             changed += 1
     return changed

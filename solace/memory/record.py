@@ -30,7 +30,10 @@ class MemoryRecord:
     Invariants: ``entry_ids`` is non-empty and ascending and only ever grows (a
     merge keeps every id of the records it merges); working records have rung
     0–2, long-term records rung 1–3; ``tokens`` counts ``text`` with the runtime
-    tokenizer; ``source_tokens`` counts the raw events the record stands for.
+    tokenizer; ``source_tokens`` counts the raw events the record stands for. A
+    record with a ``span`` is one chunk of a large event (see
+    :mod:`~solace.memory.chunks`): its ``entry_ids`` is that one event, it never
+    merges, and its raw form is the event's content within the span.
     """
 
     record_id: int
@@ -50,6 +53,9 @@ class MemoryRecord:
     emotional_weight: float = 0.0  # 0..1, set by the Mood advisor or the caller
     tags: tuple[str, ...] = ()
     private: bool = False  # a draft: never visible to another agent's recall
+    # A chunk of one large event: (start, end) offsets into the event's content; the
+    # record stands for that part only. Empty: the record stands for whole events.
+    span: tuple[int, int] | tuple[()] = ()
     embedding: np.ndarray | None = field(default=None, repr=False)  # float32, L2-normalised
 
     @property

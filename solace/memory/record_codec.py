@@ -62,8 +62,13 @@ _FIELDS: tuple[_Field, ...] = tuple(
         ("speakers", _STRS), ("first_event_ts", _FLOAT), ("event_ts", _FLOAT),
         ("created", _FLOAT), ("last_referenced", _FLOAT), ("references", _INT),
         ("emotional_weight", _FLOAT), ("tags", _STRS), ("private", _BOOL),
+        ("span", _INTS),
     )
 )
+# Fields added after records were first written: a fade event or snapshot row written
+# before them reads back with the default (the record's dataclass default).
+_OPTIONAL = frozenset({"span"})
+_REQUIRED = sum(1 for f in _FIELDS if f.name not in _OPTIONAL)
 # Carried by the fade event itself (its author and content), not by its attrs.
 _OUTSIDE_ATTRS = frozenset({"agent", "text"})
 
@@ -83,7 +88,7 @@ def record_from_attrs(agent: str, text: str, attrs: Mapping[str, str]) -> Memory
     """
     values: dict[str, Any] = {"agent": str(agent), "text": str(text)}
     for f in _FIELDS:
-        if f.name not in _OUTSIDE_ATTRS:
+        if f.name not in _OUTSIDE_ATTRS and (f.name in attrs or f.name not in _OPTIONAL):
             values[f.name] = f.from_str(attrs[f.name])
     return MemoryRecord(**values)
 
@@ -105,9 +110,10 @@ def record_from_row(row: list[Any]) -> MemoryRecord:
     Raises:
         ValueError: the row has the wrong number of fields.
     """
-    if len(row) != len(_FIELDS) + 1:
-        raise ValueError(f"a record row has {len(_FIELDS) + 1} fields, got {len(row)}")
-    values = {f.name: f.from_row(v) for f, v in zip(_FIELDS, row, strict=False)}
+    if not _REQUIRED + 1 <= len(row) <= len(_FIELDS) + 1:
+        raise ValueError(f"a record row has {len(_FIELDS) + 1} fields, or if written before "
+                         f"{sorted(_OPTIONAL)} {_REQUIRED + 1} fields, got {len(row)}")
+    values = {f.name: f.from_row(v) for f, v in zip(_FIELDS, row[:-1], strict=False)}
     emb = row[-1]
     return MemoryRecord(
         **values,

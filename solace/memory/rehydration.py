@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from solace.memory.chunks import record_events
 from solace.memory.lexical import terms
 from solace.memory.record import Hit
 
@@ -96,7 +97,8 @@ async def open_reasoning_step(
     """The rehydration scope behind ``Actor.reasoning_step``.
 
     On normal exit each used cue leaves long-term and re-enters working at
-    ``cue_rung`` (text rebuilt from its substrate events, fresh tracking: created
+    ``cue_rung`` (text rebuilt from its substrate events — a chunk's from its part of
+    its event — fresh tracking: created
     and last referenced now, one more reference); used working hits are touched.
     Unused cues are not touched at all. On an exception nothing moves.
     """
@@ -116,7 +118,7 @@ async def open_reasoning_step(
         record = memory.longterm.get(hit.record_id)
         if record is None:  # faded or moved since the recall: nothing to bring back
             continue
-        events = await retriever.events.get_many(record.entry_ids)
+        events = record_events(record, await retriever.events.get_many(record.entry_ids))
         text = await retriever.offloader.run(retriever.rehydrate, events, cue_rung)
         tokens = retriever.tokenizer.count(text)
         revived = replace(

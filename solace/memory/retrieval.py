@@ -90,6 +90,15 @@ class Candidate:
         """Its text carries its events in full detail (one event: a unit or a rung-0 turn)."""
         return len(self.entry_ids) == 1
 
+    @property
+    def covers(self) -> tuple[Any, ...]:
+        """What it carries, for :func:`select`: its entry ids, or for a chunk of a large
+        event that event's part (``(entry id, start)``), so two chunks of one event are
+        two different things while a chunk seen by two agents is one."""
+        if self.record.span and not self.unit:
+            return ((self.entry_ids[0], self.record.span[0]),)
+        return self.entry_ids
+
 
 class Gatherer(Protocol):
     """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`)."""
@@ -157,7 +166,7 @@ def rank_order(
 
 
 def select(
-    order: np.ndarray, entry_ids: Sequence[tuple[int, ...]], exact: Sequence[bool], k: int
+    order: np.ndarray, entry_ids: Sequence[tuple[Any, ...]], exact: Sequence[bool], k: int
 ) -> list[int]:
     """The first ``k`` indices of ``order`` that add something.
 
@@ -168,8 +177,8 @@ def select(
     events, but nothing is injected twice.
     """
     chosen: list[int] = []
-    in_full: set[int] = set()
-    covered: set[int] = set()
+    in_full: set[Any] = set()
+    covered: set[Any] = set()
     for i in order:
         index = int(i)
         ids = entry_ids[index]
@@ -248,7 +257,7 @@ async def recall(
     order = rank_order(
         totals, [c.tier for c in candidates], event_ts, [c.record.record_id for c in candidates]
     )
-    chosen = select(order, [c.entry_ids for c in candidates], [c.exact for c in candidates], k)
+    chosen = select(order, [c.covers for c in candidates], [c.exact for c in candidates], k)
     asking = asker.agent
     return [
         Hit(

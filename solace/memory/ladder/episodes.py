@@ -7,7 +7,8 @@ merges with what others may read); the same conversation (each record shares a
 speaker with the episode, or together they are a two-party dialogue); close in time
 (no gap above ``episode_gap_minutes``); the same topic (cosine to the episode's
 centroid at least ``episode_min_similarity``, when both have embeddings); and
-bounded (``max_episode_records``, ``max_episode_tokens`` of source text).
+bounded (``max_episode_records``, ``max_episode_tokens`` of source text). A chunk of
+a large event (a record with a ``span``) is an episode of its own.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class _Episode:
 
 
 def _fits(episode: _Episode, record: MemoryRecord, config: MemoryConfig) -> bool:
+    if record.span or episode.records[0].span:
+        return False  # a chunk of a large event fades alone (it stands for part of it)
     if episode.key() != (record.agent, record.kind, record.private):
         return False
     if len(episode.records) >= config.max_episode_records:

@@ -398,6 +398,7 @@ class Ladder:
             emotional_weight=max(r.emotional_weight for r in group),
             tags=_ordered_union([r.tags for r in group]),
             private=first.private,
+            span=first.span if len(group) == 1 else (),
             embedding=embedding,
         )
 

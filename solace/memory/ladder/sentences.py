@@ -13,7 +13,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Turn", "format_raw", "split_clauses", "split_sentences", "split_turns"]
+__all__ = [
+    "Turn", "format_raw", "sentence_spans", "split_clauses", "split_sentences", "split_turns",
+]
 
 
 def format_raw(speaker: str, content: str) -> str:
@@ -85,18 +87,34 @@ def split_sentences(text: str) -> list[str]:
     Guarantees: joining the result with spaces gives ``text`` with whitespace
     normalised; no sentence is empty.
     """
-    pieces: list[str] = []
+    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`split_sentences`'s sentences lie in ``text``: ``(start, end)`` offsets.
+
+    Guarantees: the spans are ascending and disjoint, each ``text[start:end]`` is
+    non-empty with no leading or trailing whitespace, and
+    ``" ".join(text[s:e].split())`` is the matching sentence of :func:`split_sentences`.
+    Everything between two spans is whitespace (a boundary).
+    """
+    spans: list[tuple[int, int]] = []
     start = 0
     for match in _BOUNDARY_RE.finditer(text):
-        candidate = text[start : match.start()].strip()
-        if not candidate or candidate.rsplit(None, 1)[-1].casefold() in _ABBREVIATIONS:
+        candidate = text[start : match.start()]
+        stripped = candidate.strip()
+        if not stripped or stripped.rsplit(None, 1)[-1].casefold() in _ABBREVIATIONS:
             continue
-        pieces.append(candidate)
+        spans.append(_stripped_span(candidate, start))
         start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        pieces.append(tail)
-    return [" ".join(p.split()) for p in pieces]
+    if text[start:].strip():
+        spans.append(_stripped_span(text[start:], start))
+    return spans
+
+
+def _stripped_span(piece: str, offset: int) -> tuple[int, int]:
+    lead = len(piece) - len(piece.lstrip())
+    return offset + lead, offset + len(piece.rstrip())
 
 
 # Clause boundaries: punctuation that separates, and the coordinating or
