@@ -19,6 +19,7 @@ events' dates in the configured time zone.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
@@ -28,7 +29,9 @@ from solace.conversation.extractive import sentences
 from solace.workspace.events import edit_of
 from solace.workspace.model import Doc, Edit, Item, Section
 
-__all__ = ["DAILY_PREAMBLE", "Change", "Entry", "Ledger", "fact_subject", "render_day"]
+__all__ = [
+    "DAILY_PREAMBLE", "Change", "Entry", "Ledger", "fact_subject", "render_day", "summary_points",
+]
 
 DAILY_PREAMBLE = (
     "<!-- Written by Solace from its memory (facts learned, decisions, topic summaries, "
@@ -82,15 +85,29 @@ class Change:
         return bool(self.days or self.shredded or self.edits)
 
 
+_FAMILIES = {"preference": "Preferences", "relationship": "Relationships", "plan": "Plans",
+             "event": "Events", "possession": "Possessions", "obligation": "Obligations",
+             "identity": "Identity", "correction": "Corrections"}
+
+
 def fact_subject(slot: str) -> str:
-    """The heading subject of a fact with extractor slot ``slot``
-    (``preference:drink`` -> ``Preference: drink``; none -> ``Facts learned``)."""
+    """The heading subject of a fact with extractor slot ``slot``: its family
+    (``preference:drink`` -> ``Preferences``, ``event:charity`` -> ``Events``), a plain
+    slot capitalised (``residence`` -> ``Residence``), none -> ``Facts learned``. The
+    specific slot stays fact memory's business: it already classified the fact."""
     if not slot:
         return "Facts learned"
-    head, _, rest = slot.partition(":")
-    head = head.replace("_", " ").strip().capitalize() or "Facts"
-    rest = rest.replace("_", " ").strip()
-    return f"{head}: {rest}" if rest else head
+    family = slot.partition(":")[0].replace("_", " ").strip().casefold()
+    return _FAMILIES.get(family) or family.capitalize() or "Facts learned"
+
+
+_ROLE_JOIN = re.compile(r";\s+(?=(?:user|assistant|note|tool):)")
+
+
+def summary_points(text: str) -> list[str]:
+    """A topic summary's bullets: its sentences, and the parts of a deterministic
+    summary (``user: ...; assistant: ...``) one by one."""
+    return [s for part in _ROLE_JOIN.split(text) for s in sentences(part)]
 
 
 def _one_line(text: str) -> str:
@@ -166,7 +183,7 @@ class Ledger:
                 if title:
                     self.titles[topic] = title
                 if a.get("close") == "true":
-                    for s in sentences(str(body.get("summary", ""))):
+                    for s in summary_points(str(body.get("summary", ""))):
                         self._add(change, Entry(e.ts, f"Topic: {self._title(topic)}",
                                                 _one_line(s)))
         elif e.kind == "note" and conversation:

@@ -11,11 +11,15 @@ memory's own read-first-then-classify step (:func:`solace.facts.classify.classif
   human (``<!-- CONFLICT: ... -->``), never silently overwritten;
 * ADD: appended under its section.
 
+A topic summary's or a note's bullet is an excerpt of a conversation, not a fact: it
+may restate (NOOP) anything, but update or contradict only other excerpts; against a
+fact or a decision it is added beside it.
+
 The human's own items (added or rewritten in MEMORY.md) are held first, as of their
 edit's time: a restatement of one is dropped, an older contradiction yields to it,
 and a newer value marks it ``CLASH`` (the human's words are kept; the human
 decides). A bullet the human removed is never synthesised again. Sections follow
-the daily headings' subjects: Preferences, Decisions, Facts, one per other subject
+the daily headings' subjects: Identity, Preferences, Decisions, Facts, one per other subject
 (a fact slot, a heading a human wrote), Topics, Notes. A decision's or a
 preference's heading subject is its classification slot (:func:`subject_slot`).
 """
@@ -44,7 +48,7 @@ MEMORY_PREAMBLE = (
     "only in main sessions. Edit freely: your bullets stay, removed bullets stay "
     "removed, and a CLASH or CONFLICT note marks what needs your decision. -->",
 )
-_FIRST = ("Preferences", "Decisions", "Facts")
+_FIRST = ("Identity", "Preferences", "Decisions", "Facts")
 _LAST = ("Topics", "Notes")
 _HEADER_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?")
 _NEIGHBOURS = 24  # a bullet is classified against its most similar bullets only
@@ -78,6 +82,9 @@ def memory_section(subject: str) -> str:
     family = subject.split(":", 1)[0].strip().casefold()
     if family.startswith("preference"):
         return "Preferences"
+    if family in ("residence", "origin", "employer", "job", "age", "birthday", "allergy",
+                  "name", "identity"):
+        return "Identity"
     if family == "decision":
         return "Decisions"
     if family == "topic":
@@ -175,6 +182,9 @@ def synthesize_memory(
                                 lexical_weight=lexical_weight)
         target = int(decision.target.fact_id) if decision.target is not None else -1
         kind = decision.write_class
+        if kind in (WriteClass.UPDATE, WriteClass.CONFLICT) and section in _LAST \
+                and live[target].section != section:
+            kind = WriteClass.ADD  # an excerpt of a conversation never overrides a fact
         if kind is WriteClass.NOOP:
             counts.noop += 1
             live[target].ts = max(live[target].ts, ts)
