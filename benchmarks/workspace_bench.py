@@ -208,7 +208,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default=str(DEFAULT_DATA))
-    ap.add_argument("--conversations", type=int, default=2)
+    ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--minilm", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/workspace_bench.json"))
     ap.add_argument("--plot", default=str(ROOT / "benchmarks/results/workspace_bench.png"))
