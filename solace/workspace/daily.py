@@ -26,11 +26,12 @@ from datetime import date, datetime, tzinfo
 from typing import Any, Protocol
 
 from solace.conversation.extractive import sentences
-from solace.workspace.events import edit_of
+from solace.workspace.events import WORKSPACE_KIND, edit_of
 from solace.workspace.model import Doc, Edit, Item, Section
 
 __all__ = [
-    "DAILY_PREAMBLE", "Change", "Entry", "Ledger", "fact_subject", "render_day", "summary_points",
+    "DAILY_PREAMBLE", "LEDGER_KINDS", "Change", "Entry", "Ledger", "fact_subject", "render_day",
+    "summary_points",
 ]
 
 DAILY_PREAMBLE = (
@@ -44,6 +45,8 @@ _CURATION_WORDS = {
     "undeprecate": "no longer deprecated",
 }
 _KEEP_DECISIONS = 20
+#: The substrate kinds the ledger reads.
+LEDGER_KINDS: tuple[str, ...] = ("memfact", "topic", "note", "curation", "fact", WORKSPACE_KIND)
 
 
 class LoggedEvent(Protocol):
@@ -138,11 +141,12 @@ class Ledger:
         return datetime.fromtimestamp(ts, self.tz).date()
 
     def apply_all(self, events: Iterable[LoggedEvent]) -> Change:
-        """Fold ``events`` (any kinds; others are ignored) in entry-id order. An event
-        already folded is skipped, so a batch may be delivered twice."""
+        """Fold ``events`` in entry-id order; kinds not in :data:`LEDGER_KINDS` are
+        ignored (and not remembered). An event already folded is skipped, so a batch
+        may be delivered twice, or by both :meth:`Workspace.on_events` and a scan."""
         change = Change()
         for event in sorted(events, key=lambda e: e.entry_id):
-            if event.entry_id in self._seen:
+            if event.kind not in LEDGER_KINDS or event.entry_id in self._seen:
                 continue
             self._seen.add(event.entry_id)
             self.last_entry_id = max(self.last_entry_id, event.entry_id)

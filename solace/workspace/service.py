@@ -34,9 +34,9 @@ from solace.conversation.store import EventStore
 from solace.offload import Offloader
 from solace.sealed import write_private
 from solace.workspace import files as fs
-from solace.workspace.daily import Ledger, render_day
+from solace.workspace.daily import LEDGER_KINDS, Ledger, render_day
 from solace.workspace.errors import WorkspaceDisabledError
-from solace.workspace.events import WORKSPACE_KIND, edit_draft
+from solace.workspace.events import edit_draft
 from solace.workspace.markdown import Hasher, diff, item_pairs, parse, render, scrub
 from solace.workspace.model import SESSION_TYPES, Doc, Edit, NowState, SessionContext
 from solace.workspace.now import fill_now, render_now
@@ -57,7 +57,7 @@ __all__ = ["SOURCE_KINDS", "Workspace"]
 log = logging.getLogger("solace.workspace")
 
 #: The substrate kinds the workspace reads.
-SOURCE_KINDS: tuple[str, ...] = ("memfact", "topic", "note", "curation", "fact", WORKSPACE_KIND)
+SOURCE_KINDS: tuple[str, ...] = LEDGER_KINDS
 _DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md\Z")
 
 
@@ -100,6 +100,7 @@ class Workspace:
         self.layers: dict[str, HumanLayer] = {}
         self.counters: Counter[str] = Counter()
         self._vectors: dict[str, np.ndarray] = {}  # bullet text -> vector, for synthesis
+        self._scanned = 0  # the substrate's head at the last scan
         self._lock = trio.Lock()
 
     # ------------------------------------------------------------------ opening
@@ -160,10 +161,14 @@ class Workspace:
 
     # ------------------------------------------------------------------ events
     async def _scan(self) -> list[Any]:
-        since = self.ledger.last_entry_id or None
+        """Every event of :data:`SOURCE_KINDS` after the last scan. The mark is the log's
+        head read *before* scanning, and is kept apart from :meth:`on_events`: an event
+        delivered early never makes a scan skip an older one it was not given."""
+        top = self._substrate.last_id
         found: list[Any] = []
         for kind in SOURCE_KINDS:
-            found.extend(await self._substrate.scan(kind=kind, since_id=since))
+            found.extend(await self._substrate.scan(kind=kind, since_id=self._scanned or None))
+        self._scanned = top
         return found
 
     async def catch_up(self) -> int:
