@@ -50,8 +50,9 @@ class Doc:
 
     Attributes:
         title: the ``# title`` line's text ('' for none).
-        preamble: comment or prose lines between the title and the first section,
-            kept verbatim (templates use them to explain the file).
+        preamble: comment lines between the title and the first heading, kept verbatim
+            (they explain the file; items above the first heading form a section whose
+            header is ``""``).
         sections: in file order.
     """
 
