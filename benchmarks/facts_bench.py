@@ -254,6 +254,7 @@ async def section_growth(ctx: dict[str, Any], mentions: int, every: int) -> dict
             if i % every == 0 or i == len(stream):
                 n, tokens = live_tokens(fm, "growth", tok.count)
                 points.append({"mentions": i, "distinct": item["distinct"],
+                               "phrasings": len({x["text"] for x in stream[:i]}),
                                "solace_facts": n, "solace_tokens": tokens,
                                "append_only_facts": i, "append_only_tokens": base_tokens})
         counters = dict(fm.counters)
@@ -437,7 +438,7 @@ async def llm_cost(ctx: dict[str, Any], data: Path | None) -> dict[str, Any]:
         llm = build_llm(ctx["config"].models)
     except Exception as exc:  # a missing model file: say so, do not fail the run
         return {"skipped": f"LLM unavailable: {exc}"}
-    out = await run_turns(ctx, locomo_turns(data, 4), "llm", llm=llm)
+    out = await run_turns(ctx, locomo_turns(data, 2), "llm", llm=llm)
     out["llm"] = getattr(llm, "name", type(llm).__name__)
     return out
 

@@ -64,11 +64,12 @@ def _growth(gr: dict[str, Any]) -> list[str]:
     lines = []
     lines.append(f"\n3. Growth ({gr['mentions']} mentions, {gr['points'][-1]['distinct']} "
                  f"distinct facts, {gr['distinct_phrasings']} distinct phrasings)")
-    lines.append(f"  {'mentions':>9}{'distinct':>9}{'solace facts':>13}{'append facts':>13}"
-                 f"{'solace tok':>11}{'append tok':>11}")
+    lines.append(f"  {'mentions':>9}{'distinct':>9}{'phrasings':>10}{'solace facts':>13}"
+                 f"{'append facts':>13}{'solace tok':>11}{'append tok':>11}")
     pts = gr["points"]
     for p in [pts[max(0, round(len(pts) * q) - 1)] for q in (0.25, 0.5, 0.75, 1.0)]:
-        lines.append(f"  {p['mentions']:>9}{p['distinct']:>9}{p['solace_facts']:>13}"
+        lines.append(f"  {p['mentions']:>9}{p['distinct']:>9}{p['phrasings']:>10}"
+                     f"{p['solace_facts']:>13}"
                      f"{p['append_only_facts']:>13}{p['solace_tokens']:>11}"
                      f"{p['append_only_tokens']:>11}")
     lines.append(f"  write classes (stream kind -> class): {gr['classes']}")
@@ -117,6 +118,7 @@ def plot_growth(growth: dict[str, Any], path: Path) -> None:
     a.plot(x, [p["append_only_facts"] for p in pts], label="append-only")
     a.plot(x, [p["solace_facts"] for p in pts], label="Solace (live facts)")
     a.plot(x, [p["distinct"] for p in pts], "--", label="distinct current facts")
+    a.plot(x, [p["phrasings"] for p in pts], ":", label="distinct phrasings seen")
     a.set(xlabel="mentions", ylabel="facts stored", yscale="log", title="Facts stored")
     b.plot(x, [p["append_only_tokens"] for p in pts], label="append-only")
     b.plot(x, [p["solace_tokens"] for p in pts], label="Solace (live facts)")
