@@ -44,6 +44,7 @@ from solace.clock import Clock
 from solace.config import AgentConfig, FadeWeights, MemoryConfig
 from solace.memory import rebuild, snapshot
 from solace.memory.chunks import (
+    RECENT_SPLITS,
     SPLIT_ABOVE_TOKENS,
     Chunk,
     is_chunk_id,
@@ -72,6 +73,9 @@ from substrate import KeyRing
 __all__ = ["AgentMemory", "index_params"]
 
 log = logging.getLogger(__name__)
+
+#: The most chunks of large events one fade round demotes (see ``_bounded``).
+ROUND_CHUNKS = 64
 
 #: After a write fails for lack of space, the fade coroutine pauses this long before
 #: trying again, doubling up to the maximum while the disk stays full (clock seconds).
@@ -244,11 +248,20 @@ class AgentMemory:
                                                     [texts[i] for i in whole])
             whole_vectors = np.concatenate([v for v, _ in parts])
             whole_counts = [c for _, part in parts for c in part]
-        pieces = [c for i in range(n) for c in (split.get(i) or ())]
-        piece_vectors = np.zeros((0, self.dim), dtype=np.float32)
-        if pieces:
-            piece_vectors = np.concatenate(await self.offloader.run_chunks(
-                self.embedder.embed, [c.text for c in pieces]))
+        vectors_of: dict[int, np.ndarray] = {}
+        for i, chunks in split.items():
+            if chunks is None:
+                continue
+            key = (self.embedder, self.tokenizer, names[i], str(events[i].content))
+            known = RECENT_SPLITS.get(key)
+            if known is not None and known[0] == chunks and known[1] is not None:
+                vectors_of[i] = known[1]
+            else:
+                vectors_of[i] = np.concatenate(await self.offloader.run_chunks(
+                    self.embedder.embed, [c.text for c in chunks]))
+                RECENT_SPLITS.put(key, chunks, vectors_of[i])
+        piece_vectors = np.concatenate([vectors_of[i] for i in sorted(vectors_of)]) \
+            if vectors_of else np.zeros((0, self.dim), dtype=np.float32)
         self._check_new([e.entry_id for e in events])  # a concurrent ingest of the same event
         made: dict[int, list[MemoryRecord]] = {}
         for i, tokens, vector in zip(whole, whole_counts, whole_vectors, strict=True):
@@ -280,9 +293,14 @@ class AgentMemory:
                              speaker=name, emotional_weight=weight, tags=tags, private=private)
 
     def _split(self, items: dict[int, tuple[str, str]]) -> dict[int, list[Chunk] | None]:
-        """Split the texts over the threshold into chunks (a worker thread)."""
-        return {i: split_rung0(name, content, self.tokenizer)
-                for i, (name, content) in items.items()}
+        """Split the texts over the threshold into chunks (a worker thread), reusing
+        another agent's split of the same event."""
+        out: dict[int, list[Chunk] | None] = {}
+        for i, (name, content) in items.items():
+            known = RECENT_SPLITS.get((self.embedder, self.tokenizer, name, content))
+            out[i] = known[0] if known is not None else split_rung0(name, content,
+                                                                    self.tokenizer)
+        return out
 
     def _check_new(self, entry_ids: Sequence[int]) -> None:
         seen: set[int] = set()
@@ -456,7 +474,7 @@ class AgentMemory:
                 rows = self._plan(now, failed)
                 if len(rows) == 0:
                     break
-                chosen = self.working.at_rows(rows)
+                chosen = _bounded(self.working.at_rows(rows))
                 await self._round(chosen, now, failed, report)
             await self._fade_longterm(report)
             self.counters.passes += 1
@@ -677,6 +695,22 @@ class AgentMemory:
             "fade_paused_since": self.full_since,
             "storage_failures": self.storage_failures,
         }
+
+
+def _bounded(chosen: list[MemoryRecord]) -> list[MemoryRecord]:
+    """A round's records with at most :data:`ROUND_CHUNKS` chunks of large events (the
+    most faded; the rest wait for the next round). Chunks never merge, so this changes
+    no record; it keeps each ladder call short, so a recall waiting for a worker
+    thread while a paste fades waits for one small round, not for the whole paste."""
+    out: list[MemoryRecord] = []
+    chunks = 0
+    for record in chosen:
+        if record.span:
+            chunks += 1
+            if chunks > ROUND_CHUNKS:
+                continue
+        out.append(record)
+    return out
 
 
 def index_params(memory_config: MemoryConfig) -> IndexParams:

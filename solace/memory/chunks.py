@@ -26,7 +26,9 @@ Pure: no I/O, no clock; the tokenizer is passed in.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +40,11 @@ __all__ = [
     "CHUNK_ID_BASE",
     "CHUNK_TOKENS",
     "MAX_CHUNKS",
+    "RECENT_SPLITS",
     "SPLIT_ABOVE_TOKENS",
     "Chunk",
     "EventSlice",
+    "RecentSplits",
     "chunk_limit",
     "chunk_record_id",
     "is_chunk_id",
@@ -233,6 +237,41 @@ def _halves(content: str, start: int, end: int) -> list[tuple[int, int]]:
     rest = content[cut:end]
     right = (cut + len(rest) - len(rest.lstrip()), end)
     return [span for span in (left, right) if span[1] > span[0]]
+
+
+class RecentSplits:
+    """The chunks (and their vectors) of the last few large events, shared by agents.
+
+    Two or three agents perceive one paste, each ingesting it in turn; splitting and
+    embedding it once is enough. Callers key by embedder, tokenizer, speaker and
+    content, so a hit is exactly what the miss would compute. Holds at most
+    ``capacity`` events (oldest out). Thread-safe.
+    """
+
+    def __init__(self, capacity: int = 2) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity!r}")
+        self.capacity = capacity
+        self._items: OrderedDict[Hashable, tuple[list[Chunk], Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> tuple[list[Chunk], Any] | None:
+        """``(chunks, vectors)`` put under ``key`` (vectors None if none were), or None."""
+        with self._lock:
+            return self._items.get(key)
+
+    def put(self, key: Hashable, chunks: list[Chunk], vectors: Any = None) -> None:
+        """Remember ``chunks`` and their ``vectors`` (row-aligned, or None) under ``key``."""
+        with self._lock:
+            self._items[key] = (chunks, vectors)
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+
+#: Large events split (and embedded) lately in this process: the next agent perceiving
+#: or replaying one reuses them.
+RECENT_SPLITS = RecentSplits()
 
 
 def slice_event(event: Any, span: Sequence[int]) -> EventSlice:

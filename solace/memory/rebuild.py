@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from solace.memory.chunks import (
+    RECENT_SPLITS,
     SPLIT_ABOVE_TOKENS,
     Chunk,
     chunk_record_id,
@@ -470,8 +471,20 @@ async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any]
     speakers = {eid: p.speaker or by_id[eid].agent for eid, p in perceived.items()}
 
     def split() -> dict[int, list[Chunk] | None]:
-        return {eid: split_rung0(speakers[eid], str(by_id[eid].content), memory.tokenizer)
-                for eid, text in texts.items() if len(text) > SPLIT_ABOVE_TOKENS}
+        out: dict[int, list[Chunk] | None] = {}
+        for eid, text in texts.items():
+            if len(text) <= SPLIT_ABOVE_TOKENS:
+                continue
+            key = (memory.embedder, memory.tokenizer, speakers[eid], str(by_id[eid].content))
+            known = RECENT_SPLITS.get(key)
+            if known is not None:
+                out[eid] = known[0]
+                continue
+            chunks = split_rung0(speakers[eid], str(by_id[eid].content), memory.tokenizer)
+            out[eid] = chunks
+            if chunks is not None:
+                RECENT_SPLITS.put(key, chunks)  # the next agent's replay reuses it
+        return out
 
     chunks = await memory.offloader.run(split)
     order = sorted(e for e in texts if chunks.get(e) is None)
