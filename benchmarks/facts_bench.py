@@ -132,7 +132,7 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
     by_subject: dict[str, dict[str, list[str]]] = {}
     empty_new: Counter[str] = Counter()
     latencies: list[float] = []
-    unextracted: list[str] = []  # new-value messages the extractor returned nothing for
+    unextracted: list[str] = []  # templated new-value messages nothing was extracted from
 
     def record(group: str, seq_id: str, block: str, base_block: str, new_keys: Any,
                old_keys: Any, new_class: str, written: list[str]) -> None:
@@ -145,6 +145,8 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
             by_subject.setdefault(group, {}).setdefault(seq_id.rsplit("-", 1)[0], []).append(o)
         shown[group, o] += 1
         if o != "newest_only" and shown[group, o] <= FAILURES_SHOWN:
+            if group.startswith("real"):  # LoCoMo's text stays out of the results
+                written, block = [w.split(" ")[0] for w in written], ""
             failures.append({"group": group, "id": seq_id, "outcome": o,
                              "new_write": new_class, "written": written, "block": block})
 
@@ -209,7 +211,6 @@ async def section_updates(ctx: dict[str, Any], per_subject: int,
                     log.append(new := await said(mid, r.new_turn, r.speaker, r.new_at))
                     if new == NOTHING:
                         empty_new[f"real-{r.split}/{path}"] += 1
-                        unextracted.append(r.new_turn)
                 block, base_block = await ask(mid, r.question, r.new_at + 3600)
                 record(f"real-{r.split}/{path}", r.seq_id, block, base_block, r.new_keys,
                        r.old_keys, new.split(" ")[0], log)
