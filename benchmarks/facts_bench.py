@@ -52,8 +52,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import platform
 import sys
 import time
 from collections import Counter
@@ -65,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import trio  # noqa: E402
+from facts_bench_cost import machine, section_cost  # noqa: E402
 from facts_bench_data import (  # noqa: E402
     compaction_corpus,
     load_real,
@@ -332,55 +331,6 @@ async def section_compaction(ctx: dict[str, Any], ids: int) -> dict[str, Any]:
             "examples": examples}
 
 
-# ------------------------------------------------------------------ 5. cost
-async def run_turns(ctx: dict[str, Any], turns: list[tuple[str, str, str, float]],
-                    store: str, llm: Any = None) -> dict[str, Any]:
-    """``turns`` (memory id, speaker, text, ts) through ``extract_turn``, timed."""
-    config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
-    clock = ManualClock()
-    latencies, written = [], 0
-    async with open_memory(config, embedder, tok, clock, llm=llm) as fm:
-        for mid, speaker, text, ts in turns:
-            clock.t = ts
-            started = time.perf_counter()
-            rs = await fm.extract_turn(mid, Exchange(user=text, ts=ts, speaker=speaker),
-                                       store=store)
-            latencies.append((time.perf_counter() - started) * 1000.0)
-            written += len(rs)
-        counters = dict(fm.counters)
-    n = len(turns)
-    return {"turns": n, "llm_calls": counters.get("llm_calls", 0),
-            "llm_calls_per_turn": round(counters.get("llm_calls", 0) / n, 3) if n else 0.0,
-            "facts_per_turn": round(written / n, 3) if n else 0.0,
-            "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
-            "counters": {k: v for k, v in counters.items()
-                         if k.startswith(("write_", "llm", "compaction"))}}
-
-
-def locomo_turns(data: Path, per_conv: int) -> list[tuple[str, str, str, float]]:
-    """The first ``per_conv`` turns of each test-split conversation (5-9), one memory
-    id per speaker."""
-    from solace.locomo import load_locomo
-
-    out = []
-    for conv in load_locomo(data)[5:]:
-        for t in conv.turns[:per_conv]:
-            out.append((f"{conv.sample_id}-{t.speaker}", t.speaker, t.text, t.at.timestamp()))
-    return out
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
-
-
 # ------------------------------------------------------------------ main
 def build_models(quick: bool) -> tuple[Any, Any, str]:
     from solace.models import HashingEmbedder, WordPieceTokenizer, build_embedder
@@ -414,34 +364,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         res["cost"] = await section_cost(ctx, data, args)
     res["seconds"] = round(time.perf_counter() - started, 1)
     return res
-
-
-async def section_cost(ctx: dict[str, Any], data: Path | None,
-                       args: argparse.Namespace) -> dict[str, Any]:
-    cost: dict[str, Any] = {}
-    if data is not None:
-        turns = locomo_turns(data, 10 if args.quick else 60)
-        cost["rules (default)"] = await run_turns(ctx, turns, "default")
-    else:
-        cost["rules (default)"] = {"skipped": "LoCoMo data absent"}
-    if args.llm:
-        cost["llm"] = await llm_cost(ctx, data)
-    return cost
-
-
-async def llm_cost(ctx: dict[str, Any], data: Path | None) -> dict[str, Any]:
-    """A short run with ``extraction_mode = "llm"`` and the configured LLM."""
-    from solace.models import build_llm
-
-    if data is None:
-        return {"skipped": "LoCoMo data absent"}
-    try:
-        llm = build_llm(ctx["config"].models)
-    except Exception as exc:  # a missing model file: say so, do not fail the run
-        return {"skipped": f"LLM unavailable: {exc}"}
-    out = await run_turns(ctx, locomo_turns(data, 2), "llm", llm=llm)
-    out["llm"] = getattr(llm, "name", type(llm).__name__)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
