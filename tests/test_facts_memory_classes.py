@@ -160,3 +160,44 @@ async def test_a_reopened_memory_equals_the_live_one(tmp_path: Path) -> None:
         live = fm.export("c")
     async with fact_memory(tmp_path, clock=clock) as fm:
         assert fm.export("c") == live
+
+
+async def test_a_fact_about_another_person_never_supersedes(tmp_path: Path) -> None:
+    clock = ManualClock()
+    async with fact_memory(tmp_path, clock=clock) as fm:
+        await fm.remember("m", "Chloe's favourite food is tacos.")
+        clock.t += HOUR
+        r = await fm.remember("m", "Dmitri's favourite food is tacos.")
+        assert r.write_class is WriteClass.ADD
+        assert len(fm.facts("m")) == 2
+
+
+async def test_an_added_detail_of_another_attribute_is_not_a_new_value(tmp_path: Path) -> None:
+    clock = ManualClock()
+    async with fact_memory(tmp_path, clock=clock) as fm:
+        await fm.remember("m", "Bruno is an electrician.")
+        clock.t += HOUR
+        assert (await fm.remember("m", "Bruno is based in Berlin.")).write_class is WriteClass.ADD
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Lucia works as an accountant.", "Lucia works as an electrician."),
+    ("Omar's home is in Oslo.", "Omar has moved to Lisbon."),
+    ("Ken's favourite drink is tea.", "Ken's favourite drink is matcha now."),
+])
+async def test_a_single_valued_attribute_restated_with_another_value_updates(
+        tmp_path: Path, old: str, new: str) -> None:
+    clock = ManualClock()
+    async with fact_memory(tmp_path, clock=clock) as fm:
+        await fm.remember("m", old)
+        clock.t += HOUR
+        assert (await fm.remember("m", new)).write_class is WriteClass.UPDATE
+        assert [f.text for f in fm.facts("m")] == [new]
+
+
+async def test_likes_are_not_single_valued(tmp_path: Path) -> None:
+    clock = ManualClock()
+    async with fact_memory(tmp_path, clock=clock) as fm:
+        await fm.remember("m", "Ken likes tea.")
+        clock.t += HOUR
+        assert (await fm.remember("m", "Ken likes coffee.")).write_class is WriteClass.ADD

@@ -7,10 +7,12 @@ discussion, issue 9 §4):
   ``deduplication_threshold`` (or the same words), no name, number or date the known
   fact lacks, and the same polarity. The known fact is confirmed instead.
 * **UPDATE**: the same subject with another value, and the new fact is the newer
-  one. Same subject means the same extractor slot, or (for free text) similar
-  enough (``update_similarity``) with most content words shared, and a different
-  value: a name, number or date that differs, a flipped negation, or a correction
-  cue ("actually", "now", "no longer", ...).
+  one. Same subject means the same extractor slot; or the same person and the same
+  single-valued attribute (residence, employment, phone, partner, a favourite ...:
+  :mod:`solace.facts.subjects`); or (for free text) similar enough
+  (``update_similarity``) with most content words shared, and a replaced value: a
+  name, number or date, a flipped negation, or a correction cue ("actually", "no
+  longer", ...).
 * **CONFLICT**: the same, but it cannot be ordered: the new fact is not newer than
   the known one (two values stated at the same moment, an older value arriving
   late). Both are kept and flagged.
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solace.facts.model import Candidate, Fact, WriteClass
+from solace.facts.subjects import attributes, subject
 from solace.memory.lexical import terms
 from solace.models.entities import salient
 
@@ -121,24 +124,34 @@ def classify(candidate: Candidate, vector: np.ndarray, live: Sequence[Fact],
 def _same_subject_new_value(candidate: Candidate, cand_terms: Sequence[str],
                             cand_values: frozenset[str], cand_neg: bool, fact: Fact,
                             sim: float, update_similarity: float) -> str | None:
-    """Why ``candidate`` is a new value of ``fact``'s subject, or None if it is not."""
-    if candidate.slot and fact.slot:
-        return f"same subject {candidate.slot!r}" if candidate.slot == fact.slot else None
-    if sim < update_similarity:
+    """Why ``candidate`` is a new value of ``fact``'s subject, or None if it is not.
+
+    Never across two named subjects ("Dmitri's ..." does not replace "Chloe's ...").
+    The same extractor slot is the same subject. Otherwise: the same single-valued
+    attribute (:func:`~solace.facts.subjects.attributes`) stated with other words; or
+    similar text sharing most content words with a *replaced* name, number or date
+    (one the other lacks on both sides), a flipped negation, or a correction cue.
+    """
+    if candidate.slot and candidate.slot == fact.slot:
+        return f"same subject {candidate.slot!r}"
+    who, fact_who = subject(candidate.text), subject(fact.text)
+    if who and fact_who and who != fact_who:
         return None
     a, b = set(cand_terms), set(terms(fact.text))
+    shared_attributes = attributes(candidate.text) & attributes(fact.text)
+    if shared_attributes and (who or fact_who) and a != b:
+        return f"same subject, another {sorted(shared_attributes)[0]}"
+    if sim < update_similarity:
+        return None
     if not a or not b or len(a & b) < 0.5 * min(len(a), len(b)):
         return None
     fact_values = _values(fact.text)
-    if cand_values and fact_values and cand_values != fact_values:
-        if cand_values < fact_values:
-            return None  # a vaguer restatement: it replaces nothing
-        if cand_values > fact_values:
-            return "same subject, stated more precisely"
+    if cand_values - fact_values and fact_values - cand_values:
         return "same subject, another name, number or date"
+    if cand_values > fact_values:
+        return "same subject, stated more precisely"
     if cand_neg != _negated(fact.text):
         return "same subject, the opposite polarity"
-    if candidate.correction or _CORRECTION.search(candidate.text):
-        if a != b:
-            return "same subject, stated as a correction"
+    if (candidate.correction or _CORRECTION.search(candidate.text)) and a != b:
+        return "same subject, stated as a correction"
     return None
