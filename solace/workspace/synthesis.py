@@ -194,7 +194,8 @@ def synthesize_memory(
                              "bullet, so it is kept: edit it to settle")
         elif kind is WriteClass.UPDATE:
             counts.updated += 1
-            live[target] = replace(live[target], text=text, ts=ts, vector=v, slot=slot)
+            live[target] = replace(live[target], text=text, ts=ts, vector=v, slot=slot,
+                                   section=section)
             marks.pop(target, None)
         elif kind is WriteClass.CONFLICT and live[target].human:
             counts.noop += 1  # older than the human's own word on it
