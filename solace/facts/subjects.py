@@ -12,26 +12,29 @@ from __future__ import annotations
 
 import re
 
-from solace.memory.lexical import content_words, stem
+from solace.memory.lexical import stem
 from solace.models.entities import salient
 
 __all__ = ["attributes", "subject"]
 
-#: Single-valued attribute families and the words that state them.
-_FAMILIES = {
-    "residence": "live lives lived living reside resides resided home based moved move "
-                 "moving relocated relocate address",
-    "employment": "work works worked working job employed employer employs profession "
-                  "career hired occupation",
-    "phone": "phone number cell mobile",
-    "email": "email",
-    "partner": "partner married wife husband girlfriend boyfriend dating spouse engaged",
-    "car": "car drives",
-    "age": "age aged",
-    "deadline": "deadline due renews renewal expires",
+#: Single-valued attributes and the phrasings that state them (casefolded text).
+_ATTRIBUTES = {
+    "residence": r"\b(?:lives?|lived|living|resides?|resided|based|moved|moving|relocat\w*)"
+                 r"\s+(?:in|to|at|near)\b|\bhome\s+(?:is|was)\b|\baddress\b",
+    "occupation": r"\b(?:works?|worked|working|employed)\s+as\b"
+                  r"|\b(?:job|profession|occupation|career)\s+(?:is|was|as)\b",
+    "employer": r"\b(?:works?|worked|working)\s+(?:at|for)\b|\bemployer\b"
+                r"|\bemployed\s+(?:by|at)\b|\bjoined\b|\bhired\s+(?:by|at)\b",
+    "phone": r"\b(?:phone|cell|mobile)\b|\bnumber\s+is\b",
+    "email": r"\be-?mail\b",
+    "partner": r"\b(?:partner|married|wife|husband|girlfriend|boyfriend|dating|spouse|"
+               r"engaged)\b",
+    "car": r"\bdrives\b|\bcar\b",
+    "age": r"\b\d+\s+years?\s+old\b|\baged?\b",
+    "deadline": r"\b(?:deadline|due|renews|renewal|expires)\b",
 }
-_FAMILY_OF = {stem(w): family for family, words in _FAMILIES.items() for w in words.split()}
-_FAVOURITE = re.compile(r"\bfavou?rite\s+([a-z]+)", re.IGNORECASE)
+_ATTRIBUTE_RES = {name: re.compile(pattern) for name, pattern in _ATTRIBUTES.items()}
+_FAVOURITE = re.compile(r"\bfavou?rite\s+([a-z]+)")
 _USER = re.compile(r"^\s*(?:the\s+)?user\b", re.IGNORECASE)
 
 
@@ -49,6 +52,7 @@ def subject(text: str) -> str:
 
 def attributes(text: str) -> frozenset[str]:
     """The single-valued attributes ``text`` states (``residence``, ``favourite:food``...)."""
-    found = {_FAMILY_OF[s] for s in (stem(w) for w in content_words(text)) if s in _FAMILY_OF}
-    found.update(f"favourite:{stem(m.group(1).casefold())}" for m in _FAVOURITE.finditer(text))
+    lowered = text.casefold().replace("\u2019", "'")
+    found = {name for name, pattern in _ATTRIBUTE_RES.items() if pattern.search(lowered)}
+    found.update(f"favourite:{stem(m.group(1))}" for m in _FAVOURITE.finditer(lowered))
     return frozenset(found)
