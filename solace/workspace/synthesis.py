@@ -182,9 +182,12 @@ def synthesize_memory(
                                 lexical_weight=lexical_weight)
         target = int(decision.target.fact_id) if decision.target is not None else -1
         kind = decision.write_class
-        if kind in (WriteClass.UPDATE, WriteClass.CONFLICT) and section in _LAST \
-                and live[target].section != section:
-            kind = WriteClass.ADD  # an excerpt of a conversation never overrides a fact
+        if kind in (WriteClass.UPDATE, WriteClass.CONFLICT) and (
+                (section in _LAST and live[target].section != section)
+                or (slot and live[target].slot and slot != live[target].slot)):
+            # an excerpt of a conversation never overrides a fact, and two decisions
+            # (or preferences) on different subjects never replace each other
+            kind = WriteClass.ADD
         if kind is WriteClass.NOOP:
             counts.noop += 1
             live[target].ts = max(live[target].ts, ts)
