@@ -122,3 +122,26 @@ async def test_memory_ids_are_isolated(tmp_path: Path) -> None:
         block = await fm.recall("Where does she live?", "cust-b")
         assert "Paris" not in block.text and "Rome" in block.text
         assert fm.memory_ids() == ["cust-a", "cust-b"]
+
+
+async def test_a_fact_stated_earlier_keeps_its_date_for_decay_and_recall(
+        tmp_path: Path) -> None:
+    clock = ManualClock()
+    config = config_with(time_decay_half_life_hours=24.0, min_score=0.0)
+    stated = clock.t - 48 * HOUR
+    async with fact_memory(tmp_path, config, clock) as fm:
+        r = await fm.remember("m", "Alice lives in Paris.", as_of=stated)
+        assert r.fact.created == r.fact.last_confirmed == stated
+        hit = (await fm.recall("Where does Alice live?", "m")).facts[0]
+        assert hit.decay == pytest.approx(0.25)
+    async with fact_memory(tmp_path, config, clock) as fm:  # the date is in the event
+        assert fm.facts("m")[0].created == stated
+
+
+async def test_a_bad_as_of_is_refused_naming_it(tmp_path: Path) -> None:
+    from solace.facts import InvalidFactError
+
+    async with fact_memory(tmp_path) as fm:
+        with pytest.raises(InvalidFactError, match="as_of"):
+            await fm.remember("m", "Alice lives in Paris.", as_of=float("nan"))
+        assert fm.memory_ids() == []

@@ -10,6 +10,10 @@ attribute:
              (:mod:`solace.facts.vault`), never plaintext, so deleting the key makes
              the text unrecoverable from the append-only log.
 ``confirm``  a NOOP: a restatement raised the fact's mentions and last-confirmed time.
+
+``write`` and ``confirm`` carry ``as_of`` when the statement is older than the
+event (an imported row's date, a replayed turn's time): the fact's dates are the
+statement's, so decay, eviction order and "as of" at recall follow it.
 ``evict``    facts left a full memory (``facts``: ids, ``reason``: the policy).
 ``delete``   one fact was deleted (its key destroyed first).
 ``forget``   a memory id was forgotten (all its keys destroyed first).
@@ -92,6 +96,7 @@ class WrittenFact:
     slot: str = ""
     supersedes: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    as_of: float | None = None  # when it was stated, if not when it was written
 
 
 def write_draft(w: WrittenFact, sealed_text: str, agent: str) -> Draft:
@@ -100,12 +105,17 @@ def write_draft(w: WrittenFact, sealed_text: str, agent: str) -> Draft:
         "class": w.write_class.value, "reason": w.reason, "importance": f"{w.importance:.4f}",
         "source": w.source, "slot": w.slot, "supersedes": join_ids(w.supersedes),
         "conflicts": join_ids(w.conflicts),
+        **({} if w.as_of is None else {"as_of": repr(float(w.as_of))}),
     })
 
 
-def confirm_draft(memory_id: str, fact_id: str, reason: str, agent: str) -> Draft:
-    return Draft(agent, FACT_KIND, "", {"op": "confirm", "memory_id": memory_id,
-                                        "fact_id": fact_id, "class": "NOOP", "reason": reason})
+def confirm_draft(memory_id: str, fact_id: str, reason: str, agent: str,
+                  as_of: float | None = None) -> Draft:
+    attrs = {"op": "confirm", "memory_id": memory_id, "fact_id": fact_id, "class": "NOOP",
+             "reason": reason}
+    if as_of is not None:
+        attrs["as_of"] = repr(float(as_of))
+    return Draft(agent, FACT_KIND, "", attrs)
 
 
 def evict_draft(memory_id: str, fact_ids: Sequence[str], reason: str, agent: str) -> Draft:

@@ -32,6 +32,11 @@ class FactEvent(Protocol):
     def attrs(self) -> Mapping[str, str]: ...
 
 
+def _stated(event: FactEvent) -> float:
+    """When the event's statement was made: its ``as_of``, else the event's time."""
+    return float(event.attrs.get("as_of") or event.ts)
+
+
 class FactProjection:
     """Every memory id's facts, by fact id, in the order they were written."""
 
@@ -73,7 +78,7 @@ class FactProjection:
             if text is not None:
                 self._write(facts, event, text)
         elif op == "confirm":
-            self._confirm(facts, a.get("fact_id", ""), event.ts)
+            self._confirm(facts, a.get("fact_id", ""), _stated(event))
         elif op == "evict":
             self._set_status(facts, split_ids(a.get("facts", "")), FactStatus.EVICTED)
         elif op == "delete":
@@ -105,7 +110,7 @@ class FactProjection:
             fact_id=fact_id, memory_id=a.get("memory_id", ""), store=a.get("store", "default"),
             text=text, importance=float(a.get("importance", "0.5")),
             status=FactStatus.CONFLICTING if conflicts else FactStatus.LIVE,
-            created=event.ts, last_confirmed=event.ts, mentions=1,
+            created=_stated(event), last_confirmed=_stated(event), mentions=1,
             source=cast(Source, a.get("source", "remember")), write_class=write_class,
             reason=a.get("reason", ""), slot=a.get("slot", ""), conflicts_with=conflicts,
             entry_id=event.entry_id,

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 import trio
 
+from solace.clock import check_instant
 from solace.config.schema import Config, StoreConfig
 from solace.conversation.events import Appended, Draft
 from solace.conversation.store import AsyncSubstrate, EventStore
@@ -220,9 +221,7 @@ class FactMemory:
         for c in candidates:
             _check_fact(c.text, c.importance)
         now = self._clock.now()
-        stamps = ([now] * len(candidates) if as_of is None else
-                  [float(as_of)] * len(candidates) if isinstance(as_of, int | float)
-                  else [float(t) for t in as_of])
+        stamps = _stamps(as_of, len(candidates), now)
         async with self._lock:
             results = await self._write_locked(memory_id, name, candidates, stamps,
                                                agent or ev.FACT_AGENT, source, now)
@@ -260,16 +259,19 @@ class FactMemory:
         keys = await self._offloader.run(self._vault.create, memory_id, new_ids) if new_ids \
             else {}
         drafts: list[Draft] = []
-        for cand, decision, fact_id in plans:
+        for (cand, decision, fact_id), stamp in zip(plans, stamps, strict=True):
             target = decision.target.fact_id if decision.target is not None else ""
+            stated = None if stamp == now else stamp
             if not fact_id:
-                drafts.append(ev.confirm_draft(memory_id, target, decision.reason, agent))
+                drafts.append(ev.confirm_draft(memory_id, target, decision.reason, agent,
+                                               stated))
                 continue
             written = ev.WrittenFact(
                 fact_id, memory_id, store, decision.write_class, decision.reason,
                 cand.importance, source, cand.slot,
                 supersedes=(target,) if decision.write_class is WriteClass.UPDATE else (),
-                conflicts=(target,) if decision.write_class is WriteClass.CONFLICT else ())
+                conflicts=(target,) if decision.write_class is WriteClass.CONFLICT else (),
+                as_of=stated)
             sealed = ev.seal_text(cand.text, key=keys[fact_id], memory_id=memory_id,
                                   fact_id=fact_id, nonce=secrets.token_bytes(12))
             drafts.append(ev.write_draft(written, sealed, agent))
@@ -447,6 +449,22 @@ class FactMemory:
             for f, v in zip(missing, await self._embed([f.text for f in missing]), strict=True):
                 self._vectors[f.fact_id] = v
         return np.stack([self._vectors[f.fact_id] for f in facts])
+
+
+def _stamps(as_of: float | Sequence[float] | None, n: int, now: float) -> list[float]:
+    """When each of ``n`` candidates was stated: ``now``, one instant, or one each."""
+    if as_of is None:
+        return [now] * n
+    many = list(as_of) if isinstance(as_of, list | tuple) else [as_of] * n
+    if len(many) != n:
+        raise InvalidFactError(f"as_of has {len(many)} instants for {n} facts")
+    out = []
+    for t in many:
+        try:
+            out.append(check_instant(t, name="as_of"))
+        except (TypeError, ValueError) as exc:
+            raise InvalidFactError(str(exc)) from None
+    return out
 
 
 def _new_fact_id() -> str:

@@ -39,15 +39,13 @@ _USER = re.compile(r"^\s*(?:the\s+)?user\b", re.IGNORECASE)
 
 
 def subject(text: str) -> str:
-    """Who ``text`` is about: its first name (casefolded), ``"user"`` for "The user ...",
-    or ``""`` when it does not say."""
+    """Who ``text`` is about: the name it opens with (casefolded), ``"user"`` for "The
+    user ...", or ``""`` when it opens with anything else ("The office is in Porto")."""
     if _USER.match(text):
         return "user"
-    names = salient(text).names
-    if not names:
-        return ""
-    lowered = text.casefold()
-    return min(names, key=lambda n: (lowered.find(n) if n in lowered else len(lowered), n))
+    lowered = text.casefold().lstrip()
+    opening = [n for n in salient(text).names if lowered.startswith(n)]
+    return max(opening, key=len) if opening else ""
 
 
 def attributes(text: str) -> frozenset[str]:
