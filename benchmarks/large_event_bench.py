@@ -27,7 +27,10 @@ about 9 chunks of 256 tokens per second per thread on the 2-core machine this wa
 written on, so sizes above ``--minilm-up-to`` (default 500 KB) run on the hashing
 embedder, each with a hashing baseline beside it; every row names its embedder.
 
-Writes ``benchmarks/results/large_event_bench.json`` (``--out``).
+Writes ``benchmarks/results/large_event_bench.json`` (``--out``). The code before large
+events were split was measured by running this script (with ``ROOT`` pointed at the
+checkout, for the data) from ``git archive c93014d solace substrate``:
+``benchmarks/results/large_event_bench_before.json``.
 """
 
 from __future__ import annotations
