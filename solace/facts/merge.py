@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from solace.facts.subjects import attribute_phrasing, attributes, subject
 from solace.memory.ladder.sentences import split_sentences
 from solace.memory.lexical import content_words, stem
 from solace.models.entities import date_supported, number_values, salient
@@ -67,6 +68,8 @@ _SYNONYM_GROUPS = (
     "born birthday birth",
     "contact contacted contacting message messaged messaging reach reached",
     "morning mornings",
+    "week weeks weekly",
+    "meet meets meeting meetings met",
 )
 _SYNONYMS = {stem(w): stem(g.split()[0]) for g in _SYNONYM_GROUPS for w in g.split()}
 _RELATION_RE = re.compile(rf"\b(?:{'|'.join(sorted(_RELATION_WORDS))})\b")
@@ -91,6 +94,39 @@ class _Clause:
     key: frozenset[str]
     order: tuple[str, ...]  # key words in first-occurrence order
     position: int  # global position, for stable order
+    who: str = ""  # subject (solace.facts.subjects), inherited by an elided clause
+    attributes: frozenset[str] = frozenset()  # single-valued attributes it states
+    detail: frozenset[str] = frozenset()  # key without the attribute phrasing
+
+
+# What a clause opening with an article is about: "The deadline for Ana's thesis ...".
+_POSSESSOR_RE = re.compile(r"^(?:the|a|an)\s+[\w\s-]{0,40}?\b(?:of|for)\s+(\w+)'s\b", re.I)
+# Clause openings that are not an elided subject's verb ("the office ...", "his ...").
+_DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
+
+
+def _who(text: str, previous: str) -> str:
+    """Who a clause is about: its subject, the possessor it is about ("The deadline for
+    Ana's ..."), or, for a clause that opens with a lowercase verb (its subject elided,
+    "works at Acme"), the subject of the clause before it in the same fact."""
+    found = subject(text)
+    if found:
+        return found
+    m = _POSSESSOR_RE.match(text.replace("\u2019", "'"))
+    if m and m.group(1).casefold() in salient(text).names:
+        return m.group(1).casefold()
+    first = text.split()[0] if text.split() else ""
+    if previous and first[:1].islower() and first.casefold() not in _DETERMINERS:
+        return previous
+    return ""
+
+
+def _clause(text: str, position: int, previous: str) -> _Clause:
+    key, order = restatement_key(text)
+    found = attributes(text)
+    detail = restatement_key(attribute_phrasing(text))[0] if found else key
+    negation = key & {_NEGATED}
+    return _Clause(text, key, order, position, _who(text, previous), found, detail | negation)
 
 
 def clauses(text: str) -> list[str]:
@@ -181,6 +217,50 @@ def _redundant(clause: _Clause, others: Iterable[_Clause]) -> bool:
         if clause.key != other.key or _preferred(other, clause):
             return True
     return False
+
+
+def _same_attribute(small: _Clause, big: _Clause) -> bool:
+    """True iff ``big`` says what ``small`` says: the same single-valued attribute.
+
+    Both about the same named subject, ``small``'s attributes (at least one) all
+    stated by ``big``, the same negation and relation words once the attribute
+    phrasing is set aside, a value besides the subject, every other word of
+    ``small`` (the value and any detail) in ``big``, and every name, number and date
+    of ``small`` kept by ``big``. "Ana joined Siemens" / "Ana's employer is Siemens";
+    never "Ana works in Paris" / "Ana lives in Paris" (no shared attribute).
+    """
+    if not small.who or small.who != big.who or not small.attributes:
+        return False
+    if not small.attributes <= big.attributes:
+        return False
+    if small.detail & _EXACT != big.detail & _EXACT:
+        return False
+    value = small.detail - _EXACT - set(small.who.split())
+    if not value or not small.detail <= big.key | big.detail:
+        return False
+    return not lost_salient([small.text], [big.text])
+
+
+def _precision(clause: _Clause) -> tuple[int, int, int]:
+    """How precise a clause is: names/numbers/dates, then detail words, then newest."""
+    found = salient(clause.text)
+    items = len(found.names) + len(found.numbers) + len(found.dates)
+    return items, len(clause.detail - _EXACT), clause.position
+
+
+def _drop_same_attribute(members: list[_Clause]) -> list[_Clause]:
+    """``members`` without the clauses a more precise kept one restates by attribute.
+
+    Greedy, most precise first (:func:`_precision`): a clause is kept unless an
+    already kept clause states the same attribute of the same subject with all its
+    words and items (:func:`_same_attribute`). So every dropped clause has a kept
+    clause that says it. Input order is kept.
+    """
+    kept: list[_Clause] = []
+    for clause in sorted(members, key=_precision, reverse=True):
+        if not any(_same_attribute(clause, other) for other in kept):
+            kept.append(clause)
+    return sorted(kept, key=lambda c: c.position)
 
 
 def _contains_phrase(haystack: str, phrase: str) -> bool:
@@ -314,9 +394,12 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _linked(a: list[_Clause], b: list[_Clause]) -> bool:
-    """Some clause of one restates a clause of the other (keys of >= 2 items)."""
+    """Some clause of one restates a clause of the other (keys of >= 2 items, or the
+    same attribute of the same subject)."""
     return any(
-        min(len(x.key), len(y.key)) >= 2 and (_restates(x, y) or _restates(y, x))
+        (min(len(x.key), len(y.key)) >= 2 and (_restates(x, y) or _restates(y, x)))
+        or _same_attribute(x, y)
+        or _same_attribute(y, x)
         for x in a
         for y in b
     )
@@ -354,8 +437,7 @@ def merge_deterministic(
     for text in inputs:
         own: list[_Clause] = []
         for piece in clauses(text):
-            key, order = restatement_key(piece)
-            own.append(_Clause(piece, key, order, position))
+            own.append(_clause(piece, position, own[-1].who if own else ""))
             position += 1
         by_owner.append(own)
     out: list[str] = []
@@ -364,7 +446,8 @@ def merge_deterministic(
             out.append(inputs[group[0]])
             continue
         members = [c for i in group for c in by_owner[i]]
-        kept = [c.text for c in members if not _redundant(c, members)]
+        kept = [c.text for c in _drop_same_attribute(
+            [c for c in members if not _redundant(c, members)])]
         entry = "; ".join(_elide_subjects(kept))
         sources = [inputs[i] for i in group]
         if entry and not lost_salient(sources, [entry]):

@@ -15,7 +15,7 @@ import re
 from solace.memory.lexical import stem
 from solace.models.entities import salient
 
-__all__ = ["attributes", "subject"]
+__all__ = ["attribute_phrasing", "attributes", "subject"]
 
 #: Single-valued attributes and the phrasings that state them (casefolded text).
 _ATTRIBUTES = {
@@ -25,16 +25,30 @@ _ATTRIBUTES = {
                   r"|\b(?:job|profession|occupation|career)\s+(?:is|was|as)\b",
     "employer": r"\b(?:works?|worked|working)\s+(?:at|for)\b|\bemployer\b"
                 r"|\bemployed\s+(?:by|at)\b|\bjoined\b|\bhired\s+(?:by|at)\b",
-    "phone": r"\b(?:phone|cell|mobile)\b|\bnumber\s+is\b",
+    "phone": r"\b(?:phone|cell|mobile)\b|\bnumber\s+is\b"
+             r"|\b(?:reach(?:ed|able)?|call(?:ed)?|text(?:ed)?)\s+(?:\w+\s+)?(?:at|on)(?=\s+\+?\d)",
     "email": r"\be-?mail\b",
     "partner": r"\b(?:partner|married|wife|husband|girlfriend|boyfriend|dating|spouse|"
-               r"engaged)\b",
+               r"engaged)\b|\b(?:in\s+a\s+)?relationship\s+with\b",
     "car": r"\bdrives\b|\bcar\b",
     "age": r"\b\d+\s+years?\s+old\b|\baged?\b",
-    "deadline": r"\b(?:deadline|due|renews|renewal|expires)\b",
+    "deadline": r"\b(?:deadline|due|renews|renewal|expires)\b"
+                r"|\b(?:(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+)?"
+                r"(?:submit|hand\s+in|turn\s+in|file|deliver|finish)\b(?=.*\bby\b)",
 }
 _ATTRIBUTE_RES = {name: re.compile(pattern) for name, pattern in _ATTRIBUTES.items()}
-_FAVOURITE = re.compile(r"\bfavou?rite\s+([a-z]+)")
+# A favourite, the thing it is a favourite of in group "noun": "favourite colour", "likes
+# X best of all colours", "loves X more than any other dish", "go-to meal".
+_FAVOURITES = (
+    re.compile(r"\bfavou?rite\s+(?P<noun>[a-z]+)"),
+    re.compile(r"\b(?:likes?|loves?|prefers?|enjoys?)\b(?=.{1,40}?\b(?:best|most)\s+of\s+all\s+"
+               r"[a-z]+)|\b(?:best|most)\s+of\s+all\s+(?P<noun>[a-z]+)"),
+    re.compile(r"\b(?:likes?|loves?|prefers?|enjoys?)\b(?=.{1,40}?\bmore\s+than\s+any\s+other\s+"
+               r"[a-z]+)|\bmore\s+than\s+any\s+other\s+(?P<noun>[a-z]+)"),
+    re.compile(r"\bgo-to\s+(?P<noun>[a-z]+)"),
+)
+# Words for one kind of favourite.
+_FAVOURITE_NOUNS = {"dish": "food", "meal": "food", "beverage": "drink", "color": "colour"}
 _USER = re.compile(r"^\s*(?:the\s+)?user\b", re.IGNORECASE)
 
 
@@ -52,5 +66,29 @@ def attributes(text: str) -> frozenset[str]:
     """The single-valued attributes ``text`` states (``residence``, ``favourite:food``...)."""
     lowered = text.casefold().replace("\u2019", "'")
     found = {name for name, pattern in _ATTRIBUTE_RES.items() if pattern.search(lowered)}
-    found.update(f"favourite:{stem(m.group(1))}" for m in _FAVOURITE.finditer(lowered))
+    for pattern in _FAVOURITES:
+        for m in pattern.finditer(lowered):
+            if m.group("noun"):
+                noun = stem(m.group("noun"))
+                found.add(f"favourite:{_FAVOURITE_NOUNS.get(noun, noun)}")
     return frozenset(found)
+
+
+def attribute_phrasing(text: str) -> str:
+    """``text`` with the words that state its single-valued attributes blanked out.
+
+    What is left is the subject, the value and any other detail: "Ana joined Siemens"
+    and "Ana's employer is Siemens" leave "Ana Siemens" and "Ana's  Siemens". The
+    phrasings are the ones :func:`attributes` recognises; a value is never part of
+    one. Unchanged when ``text`` states no attribute (or casefolding changes its
+    length, so positions would not line up).
+    """
+    lowered = text.casefold().replace("\u2019", "'")
+    if len(lowered) != len(text):
+        return text
+    chars = list(text)
+    patterns = (*_ATTRIBUTE_RES.values(), *_FAVOURITES)
+    for pattern in patterns:
+        for m in pattern.finditer(lowered):
+            chars[m.start():m.end()] = " " * (m.end() - m.start())
+    return "".join(chars)
