@@ -54,6 +54,7 @@ from solace.home import Home
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
+from solace.runtime_workspace import WorkspaceLink, check_session_type, open_workspace_or_none
 from solace.sealed import StorageFullError, is_storage_full, storage_full
 from solace.supervision import TaskHealth, supervise
 from solace.validation import (
@@ -67,6 +68,7 @@ from solace.validation import (
 
 if TYPE_CHECKING:
     from solace.facts import FactMemory
+    from solace.workspace import Workspace
 
 __all__ = [
     "FADE_KIND", "Observation", "Runtime", "extra_kinds", "open_runtime", "start_actors",
@@ -107,11 +109,18 @@ class Runtime:
         facts: fact memory (seeds 001 and 004), or None when ``[facts] enabled =
             false`` or it failed to open (logged once; the runtime runs without it).
         fact_tools: the actors' ``remember`` / ``recall`` and Main's per-turn memory.
+        workspace: the home's markdown workspace (seed 003, issue 10), or None when
+            ``[workspace] enabled = false`` or it failed to open (logged once).
+        workspace_link: every call the runtime makes into it, guarded
+            (:class:`~solace.runtime_workspace.WorkspaceLink`).
+        session_type: ``main`` (direct interaction with the human: the REPL, ``solace
+            run``, the app) or ``shared`` (a group or channel: no MEMORY.md, no
+            durable facts, no fact-memory recall block in Main's context).
         last_event_ts: time of the newest event not written by Time.
     """
 
     def __init__(self, *, config: Config, clock: Clock, home: Home, substrate: Any,
-                 models: Models, memories: dict[str, Any]) -> None:
+                 models: Models, memories: dict[str, Any], session_type: str = "main") -> None:
         self.config = config
         self.clock = clock
         self.home = home
@@ -130,6 +139,11 @@ class Runtime:
         from solace.conversation import DEFAULT_SCOPE
 
         self.fact_tools = FactTools(lambda: self.facts, default_id=DEFAULT_SCOPE.user)
+        self.session_type = check_session_type(session_type)
+        self.workspace: Workspace | None = None
+        self.workspace_link = WorkspaceLink(lambda: self.workspace, clock,
+                                            config.runtime.time_heartbeat_seconds)
+        self.fact_tools.on_change = self.workspace_link.sync
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
@@ -140,6 +154,7 @@ class Runtime:
             observe_internal=self.observe_internal, recall=self.recall, send=self.send,
             publish=self.publish, last_event_ts=lambda: self.last_event_ts,
             remember=self.fact_tools.remember, recall_facts=self.fact_tools.recall,
+            workspace_heartbeat=self.workspace_link.heartbeat,
         )
 
     # -------------------------------------------------------------- actors
@@ -280,9 +295,34 @@ class Runtime:
         await self.agent(agent).send(message)
 
     async def deliver_all(self, events: Sequence[Any]) -> None:
-        """:meth:`deliver` each of ``events`` in order (the conversation layer's hook)."""
+        """:meth:`deliver` each of ``events`` in order (the conversation layer's hook),
+        then fold the batch into the workspace (topics closed, notes, curation, durable
+        facts reach the daily log)."""
         for event in events:
             await self.deliver(event)
+        await self.workspace_link.events(events)
+
+    async def sync_workspace(self) -> None:
+        """Bring the workspace up to date with the substrate now (after a fact-memory
+        write, delete or forget made outside a turn: the app's calls). Never raises."""
+        await self.workspace_link.sync()
+
+    async def reload_workspace(self) -> str:
+        """``/reload``: record the human's edits of the workspace files and rebuild Main's
+        session context from them (SOUL/USER/AGENTS, MEMORY.md in main sessions,
+        today's and yesterday's logs). Returns one line saying what was loaded."""
+        if self.workspace is None or self.session is None:
+            return "the workspace is off: Main uses its built-in system prompt"
+        try:
+            edits = await self.workspace.reload()
+        except Exception as exc:  # a human's broken file is reported, never raised
+            return f"the workspace could not be reloaded ({type(exc).__name__}: {exc})"
+        ctx = await self.session.load_workspace()
+        if ctx is None:
+            return "the workspace could not be loaded (see the log); nothing changed"
+        recorded = f"{len(edits)} edit(s) recorded; " if edits else ""
+        return (f"{recorded}{self.session_type} session context: {', '.join(ctx.files)} "
+                f"({ctx.tokens} tokens)")
 
     async def deliver(self, event: Any, annotation: Annotation | None = None) -> None:
         """Give ``event`` to every agent that perceives it (one record each)."""
@@ -507,6 +547,7 @@ async def open_runtime(
     *,
     clock: Clock | None = None,
     warm_up: bool = True,
+    session_type: str = "main",
 ) -> AsyncIterator[Runtime]:
     """Open a Solace runtime on ``home`` and run its five actors until the block exits.
 
@@ -523,6 +564,9 @@ async def open_runtime(
         warm_up: rehydrate each agent's newest ``memory.warmup_records`` long-term
             records into working at ``memory.warmup_rung`` after opening, so no agent
             starts amnesic.
+        session_type: ``main`` (default: direct interaction with the human) or
+            ``shared`` (a group or channel): a shared session's context holds no
+            MEMORY.md, no durable facts and no fact-memory recall block.
 
     Yields:
         The :class:`Runtime`, with every actor started.
@@ -535,6 +579,7 @@ async def open_runtime(
 
     config = config if config is not None else Config()
     clock = clock if clock is not None else WallClock()
+    session_type = check_session_type(session_type)
     where = Home.at(home, config)
     models = build_models(config)
     sub_cfg = config.substrate
@@ -551,7 +596,7 @@ async def open_runtime(
     try:
         await open_memories(memories, where, config, models, substrate, clock)
         rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
-                     models=models, memories=memories)
+                     models=models, memories=memories, session_type=session_type)
         async with start_actors(rt, warm_up=warm_up):
             yield rt
     finally:
@@ -589,9 +634,11 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
 
 @asynccontextmanager
 async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[None]:
-    """Open the conversation layer and fact memory (``rt.facts``, None when switched
-    off or failing to open), build the five actors on ``rt``'s narrow context, warm
-    them up, and run them (with the layer's timers) until the block exits."""
+    """Open the conversation layer, fact memory (``rt.facts``) and the workspace
+    (``rt.workspace``; each None when switched off or failing to open), load Main's
+    session context from the workspace, build the five actors on ``rt``'s narrow
+    context, warm them up, and run them (with the layer's timers) until the block
+    exits."""
     from solace.conversation import open_conversations
 
     config, models = rt.config, rt.models
@@ -605,7 +652,11 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
     rt.facts = await open_fact_memory_or_none(rt.home, config, models, rt.substrate, rt.clock)
     if rt.facts is None:
         rt.fact_tools.off_logged()  # its one log line was written: turns do not repeat it
-    rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools)
+    rt.workspace = await open_workspace_or_none(rt.home, config, models, rt.substrate,
+                                                rt.clock, rt.facts)
+    rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools,
+                             workspace=rt.workspace_link, session_type=rt.session_type)
+    await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
     retrievers = build_retrievers(rt.memories, config, models, rt.substrate, rt.event_vectors)
     for name in ACTORS:
         extra: dict[str, Any] = {}
@@ -640,23 +691,27 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
 
 def observable_kinds(config: Config, *, internal: bool = False) -> frozenset[str]:
     """The kinds ``observe`` accepts: every kind of the substrate but the internal ones
-    (``fade``, the actors' ``draft`` and ``mood``, the conversation layer's kinds),
+    (``fade``, the actors' ``draft`` and ``mood``, the conversation layer's kinds,
+    fact memory's ``memfact``, the workspace's ``workspace``),
     which only their own writers (``Runtime.observe_internal``) may append."""
     from solace.conversation.events import CONVERSATION_KINDS
     from solace.facts.events import FACT_KIND
+    from solace.workspace import WORKSPACE_KIND
     from substrate import BUILTIN_KINDS
 
     every = BUILTIN_KINDS | set(extra_kinds(config))
     if internal:
         return frozenset(every)
-    return public_kinds(every, (FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS, FACT_KIND))
+    return public_kinds(every, (FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS, FACT_KIND,
+                                WORKSPACE_KIND))
 
 
 def extra_kinds(config: Config) -> tuple[str, ...]:
     """Every event kind the runtime's substrate must accept beyond the built-in eight."""
     from solace.conversation.events import CONVERSATION_KINDS
     from solace.facts.events import FACT_KIND
+    from solace.workspace import WORKSPACE_KINDS
 
     kinds = [*config.substrate.extra_kinds, FADE_KIND, *ACTOR_KINDS, *CONVERSATION_KINDS,
-             FACT_KIND]
+             FACT_KIND, *WORKSPACE_KINDS]
     return tuple(dict.fromkeys(kinds))

@@ -80,6 +80,10 @@ async def _facts_off(*_args: object, **_kwargs: object) -> dict[str, Any]:
     return {"ok": False, "error": FACTS_OFF}
 
 
+async def _no_workspace() -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class ActorContext:
     """Everything an actor may reach outside itself.
@@ -97,6 +101,8 @@ class ActorContext:
         last_event_ts: the time of the newest event not written by Time (None before any).
         remember: fact memory's ``remember`` tool (default: answers "fact memory is off").
         recall_facts: fact memory's ``recall`` tool (same default).
+        workspace_heartbeat: one workspace cycle (NOW.md; MEMORY.md and the roll-ups
+            when due), run by Time on each beat; never raises (default: nothing).
     """
 
     config: Config
@@ -109,3 +115,4 @@ class ActorContext:
     last_event_ts: Callable[[], float | None]
     remember: Remember = _facts_off
     recall_facts: RecallFacts = _facts_off
+    workspace_heartbeat: Callable[[], Awaitable[bool]] = _no_workspace

@@ -25,6 +25,11 @@ whole context stack. Either way a reply that repeats an earlier one is retried, 
 a question about the user whose reply lacks what memory holds is answered from
 memory (``From memory: dog name: Rex.``; ``grounded = False`` turns that off).
 
+The workspace (seed 003): the identity Main speaks from is its session's (SOUL.md,
+USER.md, AGENTS.md, loaded at session start and on ``/reload``; :data:`SYSTEM_PROMPT`
+while the workspace is off). In a ``shared`` session (a group or channel) Main
+recalls no facts and shows no durable facts: they belong to its human.
+
 Memory never depends on the model (DESIGN.md, "Models"): if the LLM is missing or
 fails, Main still answers, with a deterministic reply built from what it recalled,
 and logs why.
@@ -251,7 +256,8 @@ class MainActor(Actor):
             short_memory = [*fact_lines(recalled), *prompt_lines(memories)]
             try:
                 answer, how = await answer_with_memory(
-                    self._complete, identity=SYSTEM_PROMPT, message=text, facts=facts,
+                    self._complete, message=text, facts=facts,
+                    identity=session.short_identity if session is not None else SYSTEM_PROMPT,
                     memory=short_memory, thread=thread, tidy=tidy_reply,
                     grounded=self.grounded, earlier=earlier, prompt=stack,
                 )
@@ -297,6 +303,8 @@ class MainActor(Actor):
         self.last_recall = None
         if self.fact_tools is None or turn is None:
             return None
+        if self.session is not None and not self.session.private:
+            return None  # a shared session: its human's facts stay out
         self.last_recall = await self.fact_tools.recall_block(turn, text, agent=self.name)
         return self.last_recall
 
@@ -328,11 +336,12 @@ class MainActor(Actor):
         conv = session.conversations
         sid = await session.session()
         topic = conv.active_topic(sid)
+        facts = conv.facts(topic.scope) if session.private else {}
         earlier = [
             item.content for t in conv.topics(sid) for item in conv.thread(t.topic_id)
             if item.kind == "message" and item.role == "assistant"
         ][-EARLIER_REPLIES:]
-        return conv.facts(topic.scope), conv.thread(topic.topic_id), earlier
+        return facts, conv.thread(topic.topic_id), earlier
 
     def stats(self) -> dict[str, object]:
         out = super().stats()

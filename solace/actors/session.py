@@ -11,6 +11,14 @@ the reply is dispatched (fact memory's ``remember`` / ``recall`` by the runtime'
 both recorded in the thread), and what Mouth said aloud (never Main's draft) is
 recorded in the thread. The REPL's conversation
 commands (``/topics``, ``/promote ID`` ...) run against the same session.
+
+The workspace (seed 003): at the session's start and on ``/reload``
+(:meth:`MainSession.load_workspace`) the session loads SOUL.md, USER.md, AGENTS.md
+and, in a ``main`` session only, MEMORY.md as its identity (the stable prefix, in
+place of the built-in system prompt, which stays the fallback while the workspace is
+off), and today's and yesterday's daily logs into the semi-stable layer. A
+``shared`` session (a group or channel) also leaves the durable facts and the
+fact-memory recall block out of its context.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ if TYPE_CHECKING:
     from solace.actors.fact_tools import FactTools
     from solace.conversation.context import ContextStack
     from solace.facts import RecallBlock
+    from solace.runtime_workspace import WorkspaceLink
+    from solace.workspace import SessionContext
 
 __all__ = ["MainSession", "parse_tool_call"]
 
@@ -53,25 +63,70 @@ class MainSession:
 
     Args:
         conversations: the runtime's ``Conversations``.
-        identity: the SOUL text placed first in the context stack.
+        identity: the built-in SOUL text placed first in the context stack while the
+            workspace is off (or has no identity text).
         fact_tools: fact memory's tools (``remember``, ``recall``), listed in the stack
             and dispatched here; None leaves them out.
+        workspace: the runtime's link to the workspace (None: no workspace).
+        session_type: ``main`` or ``shared`` (see the module).
 
     Attributes:
+        identity: the stable prefix's identity text in use (the workspace's, else the
+            built-in one).
+        short_identity: the identity for a small model's short prompt: the identity
+            files' text without headings (never MEMORY.md: a 2k-token model cannot
+            hold it), else the built-in one.
+        daily: today's and yesterday's daily logs, for the semi-stable layer.
+        loaded: the workspace's session context last loaded (None before or without).
         last_stack: the context stack of the latest turn that built one.
         turn_results: the tool results of the turn in progress (for extraction).
     """
 
     def __init__(self, conversations: Any, identity: str,
-                 fact_tools: FactTools | None = None) -> None:
+                 fact_tools: FactTools | None = None, *,
+                 workspace: WorkspaceLink | None = None, session_type: str = "main") -> None:
         self.conversations = conversations
+        self.builtin_identity = identity
         self.identity = identity
+        self.short_identity = identity
+        self.daily = ""
+        self.loaded: SessionContext | None = None
+        self.workspace = workspace
+        self.session_type = session_type
         self.fact_tools = fact_tools
         self.session_id: str | None = None
         self.working_memory = ""  # what Main recalled for the current turn
         self.tool_calls = 0
         self.last_stack: ContextStack | None = None
         self.turn_results: list[str] = []
+
+    @property
+    def private(self) -> bool:
+        """True in a ``main`` session: MEMORY.md, durable facts and fact recall load."""
+        return self.session_type == "main"
+
+    async def load_workspace(self) -> SessionContext | None:
+        """Load the session context from the workspace (human edits recorded first):
+        the identity files (and MEMORY.md in a main session) as :attr:`identity`,
+        the daily logs as :attr:`daily`. Without a workspace, or when it fails, the
+        built-in identity stays and None is returned."""
+        ctx = None
+        if self.workspace is not None:
+            ctx = await self.workspace.session_context(self.session_type)
+        self.loaded = ctx
+        if ctx is None:
+            self.identity = self.short_identity = self.builtin_identity
+            self.daily = ""
+            return None
+        self.identity = ctx.stable.strip() or self.builtin_identity
+        self.daily = ctx.semi_stable.strip()
+        short = ctx.stable
+        if self.private and self.workspace is not None:  # identity files only
+            shared = await self.workspace.session_context("shared")
+            short = shared.stable if shared is not None else ""
+        lines = [ln for ln in short.splitlines() if ln.strip() and not ln.startswith("#")]
+        self.short_identity = "\n".join(lines) or self.builtin_identity
+        return ctx
 
     async def session(self) -> str:
         """The session id: the scope's current session, continued across restarts
@@ -98,11 +153,14 @@ class MainSession:
         from solace.conversation.tools import FACT_TOOLS
 
         self.working_memory = memory_text
+        if not self.private:
+            recall = None  # a shared session never sees fact memory's recall block
         self.last_stack = await self.conversations.build_context(
             await self.session(), identity=self.identity,
             tools=FACT_TOOLS if self.fact_tools is not None else (),
             recall=recall.text if recall is not None else "",
             recall_tokens=recall.tokens if recall is not None else 0,
+            daily=self.daily, durable_facts=self.private,
         )
         return self.last_stack
 

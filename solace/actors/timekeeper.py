@@ -2,7 +2,9 @@
 
 Every ``runtime.time_heartbeat_seconds`` Time appends a ``cue`` event saying what
 time it is and how long it has been since anything else happened; Time and Main
-perceive it (see :mod:`solace.actors.routing`). Its working budget is tiny because
+perceive it (see :mod:`solace.actors.routing`). Each beat also runs one workspace
+cycle (seed 003): NOW.md rewritten, MEMORY.md and the roll-ups synthesised every
+``[workspace] synthesize_every_hours``. Its working budget is tiny because
 such cues are cheap to lose. While paused, beats are skipped, not queued: the agent
 whose job is to remind everyone that time has passed knows when to shut up.
 """
@@ -44,6 +46,7 @@ class TimeActor(Actor):
         self.paused = False
         self.beats = 0
         self.skipped = 0
+        self.syntheses = 0  # workspace syntheses (MEMORY.md, roll-ups) run on a beat
 
     async def start_tasks(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(self._heartbeat)
@@ -66,13 +69,17 @@ class TimeActor(Actor):
             await self.beat()
 
     async def beat(self) -> int:
-        """Write one cue now; returns its entry id."""
+        """Write one cue now, then run one workspace cycle (which never raises); returns
+        the cue's entry id."""
         now = self.ctx.clock.now()
         entry_id = await self.observe(format_cue(now, self.ctx.last_event_ts()), kind="cue")
         self.beats += 1
+        if await self.ctx.workspace_heartbeat():
+            self.syntheses += 1
         return entry_id
 
     def stats(self) -> dict[str, object]:
         out = super().stats()
-        out.update(paused=self.paused, beats=self.beats, skipped_beats=self.skipped)
+        out.update(paused=self.paused, beats=self.beats, skipped_beats=self.skipped,
+                   workspace_syntheses=self.syntheses)
         return out

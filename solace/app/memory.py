@@ -69,8 +69,10 @@ class MemoryCalls:
                        importance: float | None = None) -> WriteResult:
         """Classify and write ``text`` as a fact of ``memory_id`` (ADD, UPDATE, NOOP or
         CONFLICT, with the reason); ``store``: the request's, else ``default``."""
-        return await self.fact_memory().remember(memory_id, text, store=store,
-                                                 importance=importance)
+        result = await self.fact_memory().remember(memory_id, text, store=store,
+                                                   importance=importance)
+        await self.runtime.sync_workspace()  # today's daily log shows it
+        return result
 
     async def recall_facts(self, query: str, memory_id: str, store: str | None = None,
                            k: int | None = None) -> RecallBlock:
@@ -90,16 +92,22 @@ class MemoryCalls:
     async def delete_fact(self, memory_id: str, fact_id: str) -> Fact:
         """Delete one fact for good (its key destroyed: a data-subject request); the
         fact as it was. ``UnknownFactIdError`` (a ``KeyError``) names an unknown id."""
-        return await self.fact_memory().delete(memory_id, fact_id)
+        fact = await self.fact_memory().delete(memory_id, fact_id)
+        await self.runtime.sync_workspace()  # its text leaves every workspace file now
+        return fact
 
     async def forget(self, memory_id: str) -> int:
         """Forget every fact of ``memory_id`` (keys destroyed); how many there were."""
-        return await self.fact_memory().forget(memory_id)
+        count = await self.fact_memory().forget(memory_id)
+        await self.runtime.sync_workspace()  # their text leaves every workspace file now
+        return count
 
     async def consolidate(self, memory_id: str) -> list[Compaction]:
         """Compact ``memory_id``'s live facts now; one verdict per store it has facts in
         (a refused compaction changes nothing and says why)."""
-        return await self.fact_memory().consolidate(memory_id)
+        verdicts = await self.fact_memory().consolidate(memory_id)
+        await self.runtime.sync_workspace()
+        return verdicts
 
     def export_facts(self, memory_id: str) -> list[dict[str, Any]]:
         """Every fact of ``memory_id``, history included, as JSON-ready objects
@@ -129,5 +137,6 @@ class MemoryCalls:
         facts = self.fact_memory()
         checked = rows_from_records(rows, source="import")
         done = await import_rows(facts, checked, store=store, now=self.runtime.clock.now())
+        await self.runtime.sync_workspace()
         return [ImportResult(row.memory_id, result.write_class.value, result.reason,
                              result.fact.fact_id) for row, result in done]

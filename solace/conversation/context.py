@@ -4,9 +4,10 @@
    persistent memory (promoted topic summaries across sessions, ``[DEPRECATED]``
    titles, then the fact-memory recall block of the turn, seeds 001 and 004),
    durable facts, drift result (the active topic and what it forked from).
-2. Semi-stable prefix (fetched per turn): notes of the current topic, summaries of
-   this session's prior topics (capped at a token budget, oldest dropped first, so a
-   long session cannot grow the stack).
+2. Semi-stable prefix (fetched per turn): the workspace's daily logs (today and
+   yesterday, loaded at session start within their budget, seed 003), notes of the
+   current topic, summaries of this session's prior topics (capped at a token budget,
+   oldest dropped first, so a long session cannot grow the stack).
 3. Volatile suffix (changes every turn): the current topic's thread, trailing
    ``trailing_requests`` user requests at most, active tool results (those since the
    last user message), working memory from the agent's working tier.
@@ -157,6 +158,7 @@ def assemble(
     working_memory: str,
     recall: str = "",
     recall_tokens: int = 0,
+    daily: str = "",
 ) -> ContextStack:
     """Assemble one turn's stack from its parts (pure: same parts, same bytes).
 
@@ -178,6 +180,9 @@ def assemble(
             the memory section after the promoted topics: persistent memory, seed 000's
             place for it. '' leaves the stack byte-identical to one without it.
         recall_tokens: its token count, carried on the stack.
+        daily: the workspace's recent daily logs (``SessionContext.semi_stable``),
+            first in the semi-stable layer. '' leaves the stack as without it. A
+            shared session passes ``facts={}`` and no ``recall``: neither is loaded.
     """
     stable = _join(
         _section("Identity", identity.strip()),
@@ -189,6 +194,7 @@ def assemble(
     )
     prior_lines = "\n".join(prior_entry(t) for t in prior if t.summary)
     semi = _join(
+        _section("Recent days", daily.strip()),
         _section("Notes for the current topic", notes.active),
         _section("Earlier topics in this session", prior_lines),
     )

@@ -398,6 +398,8 @@ class Conversations:
         tools: Sequence[ToolSpec] = (),
         recall: str = "",
         recall_tokens: int = 0,
+        daily: str = "",
+        durable_facts: bool = True,
     ) -> ContextStack:
         """Assemble this turn's context stack for the session (see :mod:`.context`).
 
@@ -405,6 +407,8 @@ class Conversations:
             identity: the SOUL text. skills: skill descriptions.
             tools: external tools, listed after the built-in ones.
             recall, recall_tokens: the turn's fact-memory recall block and its tokens.
+            daily: the workspace's recent daily logs (semi-stable layer).
+            durable_facts: False leaves the scope's durable facts out (a shared session).
         """
         session = self.session(session_id)
         active = self.active_topic(session_id)
@@ -416,12 +420,13 @@ class Conversations:
         prior = prior[fifo_fit(counts, self.config.prior_topics_budget_tokens):]
         stack = assemble(
             identity=identity, skills=skills, tools=(*BUILTIN_TOOLS, *tools),
-            memory=await self.memory_block(session.scope), facts=self.facts(session.scope),
+            memory=await self.memory_block(session.scope),
+            facts=self.facts(session.scope) if durable_facts else {},
             active=active, parent=self.projection.topics.get(active.parent),
             notes=self.notes(active.topic_id), prior=prior, thread=self.thread(active.topic_id),
             trailing_requests=self.config.trailing_requests,
             working_memory=self.working_memory() if self.working_memory is not None else "",
-            recall=recall, recall_tokens=recall_tokens,
+            recall=recall, recall_tokens=recall_tokens, daily=daily,
         )
         if self._last_stable.get(session_id) == stack.stable:
             self.stable_reused += 1

@@ -35,6 +35,7 @@ from solace.surfaces.repl_commands import (
     help_text,
 )
 from solace.surfaces.repl_format import cite_hits, format_hits, format_inspect, format_recall
+from solace.surfaces.repl_workspace import workspace_command
 
 __all__ = [
     "COMMANDS",
@@ -118,6 +119,9 @@ class Repl:
                 return "usage: /hyperfocus on|off"
             self.rt.hyperfocus(rest == "on")
             return f"hyperfocus {rest}"
+        answer = await workspace_command(self.rt, command, rest)
+        if answer is not None:
+            return answer
         conv = getattr(self.rt, "conversations", None)
         if command in REPL_COMMANDS:
             if conv is None or self.session_id is None:

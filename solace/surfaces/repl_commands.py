@@ -56,6 +56,12 @@ COMMANDS: tuple[Command, ...] = (
             "durable facts (never summarised): list, read, set or delete one"),
     Command("/notes", "/notes [ID] | /notes add TEXT",
             "the notes of the active topic (or topic ID), or add a line to them"),
+    Command("/reload", "/reload",
+            "re-read the workspace (SOUL/USER/AGENTS.md, MEMORY.md, daily logs): your "
+            "edits are recorded and take effect now"),
+    Command("/workspace", "/workspace [FILE]",
+            "the workspace's files and sizes, or print one (e.g. /workspace MEMORY.md)"),
+    Command("/now", "/now", "rewrite NOW.md (the current state) and print it"),
     Command("/help", "/help [COMMAND]", "this list, or one command (/help inspect)"),
     Command("/quit", "/quit (or Ctrl-D, Ctrl-C)",
             "summarise the open topic, snapshot every memory, flush and exit"),

@@ -1,0 +1,175 @@
+"""The runtime's side of the workspace (seed 003, issue 10): one guarded link.
+
+The runtime opens the home's :class:`~solace.workspace.Workspace` after fact memory
+(:func:`open_workspace_or_none`) and reaches it only through one
+:class:`WorkspaceLink`: each batch of events the conversation layer appends
+(:meth:`WorkspaceLink.events`), every fact-memory write, delete or forget
+(:meth:`WorkspaceLink.sync`, a ``catch_up``: fact memory has no append hook), the
+Time actor's heartbeat (:meth:`WorkspaceLink.heartbeat`: NOW.md each cycle,
+MEMORY.md and the roll-ups every ``synthesize_every_hours``), a session's start and
+``/reload`` (:meth:`WorkspaceLink.session_context`), and an import's batches
+(:meth:`WorkspaceLink.after_import`, heartbeats on the replay clock's schedule).
+
+Guarantees: the workspace never fails the runtime. Switched off (``[workspace]
+enabled = false``) or failing to open, the link is inert and Main's hard-coded
+system prompt is used; a call that raises is logged once per operation (later
+failures are counted in :attr:`WorkspaceLink.failures`), and the substrate keeps
+every event, so the next open renders what was missed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from solace.clock import Clock
+from solace.config import Config
+from solace.home import Home
+
+if TYPE_CHECKING:
+    from solace.assembly import Models
+    from solace.workspace import SessionContext, Workspace
+
+__all__ = ["WorkspaceLink", "check_session_type", "open_workspace_or_none"]
+
+log = logging.getLogger(__name__)
+
+
+def check_session_type(session_type: object) -> str:
+    """``session_type`` if it is ``main`` or ``shared``.
+
+    Raises:
+        ValueError: naming the bad value.
+    """
+    from solace.workspace import SESSION_TYPES
+
+    if session_type not in SESSION_TYPES:
+        raise ValueError(f"session_type must be 'main' or 'shared', got {session_type!r}")
+    return str(session_type)
+
+
+async def open_workspace_or_none(home: Home, config: Config, models: Models, substrate: Any,
+                                 clock: Clock, facts: Any) -> Workspace | None:
+    """The home's workspace on the runtime's substrate, models and fact memory, or None:
+    when ``[workspace] enabled = false`` (logged at INFO) or when it cannot be opened
+    (logged once at ERROR; the runtime runs on without it)."""
+    from solace.workspace import Workspace, WorkspaceDisabledError
+
+    try:
+        return await Workspace.open(
+            home.root, config, substrate, clock, facts=facts, embedder=models.embedder,
+            tokenizer=models.tokenizer, offloader=models.offloader,
+            llm=None if config.models.llm_backend == "none" else models.llm,
+            guard=models.guard)
+    except WorkspaceDisabledError:
+        log.info("the workspace is switched off ([workspace] enabled = false): Main uses "
+                 "its built-in system prompt")
+    except Exception as exc:  # the workspace must never stop the runtime
+        log.error("the workspace could not be opened (%s: %s); running without it",
+                  type(exc).__name__, exc)
+    return None
+
+
+class WorkspaceLink:
+    """Every call the runtime makes into the workspace, each guarded (see the module).
+
+    Args:
+        workspace: returns the runtime's workspace, or None while it is off.
+        clock: the runtime's clock (the import's heartbeat schedule reads it).
+        heartbeat_seconds: the Time actor's interval; an import beats this often in
+            replay time.
+
+    Attributes:
+        failures: failed calls by operation (``events``, ``sync``, ``heartbeat``,
+            ``session``).
+        beats: heartbeats run (the Time actor's and an import's).
+    """
+
+    def __init__(self, workspace: Callable[[], Workspace | None], clock: Clock,
+                 heartbeat_seconds: float) -> None:
+        self._workspace = workspace
+        self._clock = clock
+        self._interval = heartbeat_seconds
+        self._last_import_beat: float | None = None
+        self.failures: Counter[str] = Counter()
+        self.beats = 0
+        self._logged: set[str] = set()
+
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace, or None while it is off."""
+        return self._workspace()
+
+    async def events(self, events: Iterable[Any]) -> None:
+        """Fold a batch of appended substrate events into the workspace (a repeat and a
+        kind it does not read are ignored)."""
+        ws = self.workspace
+        if ws is None:
+            return
+        try:
+            await ws.on_events(list(events))
+        except Exception as exc:
+            self._failed("events", exc)
+
+    async def sync(self) -> None:
+        """Catch up with the substrate: after fact memory writes, deletes or forgets, so a
+        learned fact reaches today's log and a deleted one leaves every file at once."""
+        ws = self.workspace
+        if ws is None:
+            return
+        try:
+            await ws.catch_up()
+        except Exception as exc:
+            self._failed("sync", exc)
+
+    async def heartbeat(self) -> bool:
+        """One workspace cycle: catch up, rewrite NOW.md (from the substrate: the active
+        topic, open notes and tasks, the last decisions) and, when due, synthesise
+        MEMORY.md and the roll-ups. Returns True if it synthesised."""
+        ws = self.workspace
+        if ws is None:
+            return False
+        try:
+            synthesised = await ws.heartbeat()
+        except Exception as exc:
+            self._failed("heartbeat", exc)
+            return False
+        self.beats += 1
+        return synthesised
+
+    async def session_context(self, session_type: str) -> SessionContext | None:
+        """What a session of ``session_type`` loads: human edits recorded first
+        (``reload``), then :meth:`Workspace.session_context`. None while off or failing."""
+        ws = self.workspace
+        if ws is None:
+            return None
+        try:
+            await ws.reload()
+            return await ws.session_context(None, session_type)
+        except Exception as exc:
+            self._failed("session", exc)
+            return None
+
+    async def after_import(self, *, final: bool = False) -> None:
+        """After an imported batch: catch up, then beat whenever the replay clock has
+        moved ``heartbeat_seconds`` since the import's last beat (its first batch and,
+        with ``final``, its end always beat), so syntheses follow the replayed dates."""
+        if self.workspace is None:
+            return
+        await self.sync()
+        now = self._clock.now()
+        last = self._last_import_beat
+        if final or last is None or now - last >= self._interval:
+            self._last_import_beat = now
+            await self.heartbeat()
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        self.failures[what] += 1
+        if what in self._logged:
+            log.debug("workspace: %s failed again (%s)", what, exc)
+            return
+        self._logged.add(what)
+        log.error("workspace: %s failed (%s: %s); the runtime goes on (later failures are "
+                  "counted, not logged)", what, type(exc).__name__, exc)
