@@ -31,6 +31,8 @@ from solace.app import AppError, NotFoundError, Solace
 from solace.facts import FactsDisabledError
 from solace.models.schema import SchemaError
 from solace.offload import Offloader
+from solace.surfaces.http.console_api import console_handlers
+from solace.surfaces.http.console_pages import ConsolePages
 from solace.surfaces.http.memory import memory_handlers
 from solace.surfaces.http.metrics import CONTENT_TYPE, Histogram, render
 from solace.surfaces.http.routes import (
@@ -321,7 +323,7 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         return {"token": token, "memory_ids": memory_ids}
 
     own = {name: fn for name, fn in locals().items() if callable(fn) and name != "_recall"}
-    return {**own, **memory_handlers(app)}
+    return {**own, **memory_handlers(app), **console_handlers(app)}
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -374,7 +376,8 @@ def build_app(app: Solace, tokens: TokenStore, *, offloader: Offloader | None = 
             return error_response(exc.status, exc.error, exc.detail, {"WWW-Authenticate": "Bearer"})
 
     mcp = McpHttp(app, authorize)
-    asgi = Starlette(routes=[*(route(ep) for ep in ENDPOINTS), mcp.route()], lifespan=mcp.lifespan,
+    asgi = Starlette(routes=[*(route(ep) for ep in ENDPOINTS), mcp.route(), ConsolePages()],
+                     lifespan=mcp.lifespan,
                      exception_handlers={HTTPException: _http_error, Exception: _http_error})
     asgi.state.server = server
     return asgi

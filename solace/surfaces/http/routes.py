@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from solace.actors.routing import ACTORS
 from solace.app.api import CURATIONS
+from solace.app.console import AGENT_CURATIONS
 from solace.conversation.model import EXIT_TRIGGERS
 from solace.facts.service import MAX_FACT_CHARS
 from solace.models.schema import SchemaError, validate
@@ -68,6 +69,8 @@ _NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_SPEA
                          "pattern": TEXT_PATTERN, "description": TEXT_RULE}
 _PARAM: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
                           "pattern": TEXT_PATTERN, "description": TEXT_RULE}
+_ENTRY_ID: dict[str, Any] = {"type": "string", "pattern": "^[1-9][0-9]{0,17}$",
+                             "description": "an entry id: a positive integer"}
 _AGENT: dict[str, Any] = {"type": "string", "enum": list(ACTORS), "default": "Main"}
 _STORE: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
                           "pattern": TEXT_PATTERN,
@@ -200,6 +203,19 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "Compact a memory id's live facts now", "admin"),
     Endpoint("GET", "/memory/{memory_id}/export", "memory_export",
              "Every fact of a memory id, history included", "admin"),
+    # The web console's reads (solace.app.console); any client may use them.
+    Endpoint("GET", "/context/memory", "memory_prefix",
+             "The memory prefix: promoted topics' summaries, deprecated ones as "
+             "'[DEPRECATED] title'", "admin"),
+    Endpoint("POST", "/topics/{topic_id}/agent-curate", "agent_curate",
+             "The agent's manage_topic_memory move, through the user-decision guard "
+             "(refused: ok false and the guard's message)", "admin",
+             body=_object(("action",), action={"type": "string",
+                                               "enum": list(AGENT_CURATIONS)})),
+    Endpoint("GET", "/events/{entry_id}", "event", "One substrate event, its text as appended",
+             "admin"),
+    Endpoint("GET", "/substrate/verify", "substrate_verify",
+             "Re-read and check every frame, the hash chain and the anchor", "admin"),
     Endpoint("POST", "/tokens", "create_token", "A token scoped to a set of memory ids",
              "admin", ok=201,
              body=_object(("memory_ids",), memory_ids={
@@ -209,9 +225,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 def path_schema(ep: Endpoint) -> dict[str, Any]:
     """JSON Schema of ``ep``'s path parameters (an object of strings; a ``memory_id``
-    follows the memory id rule)."""
-    return _object(ep.params, **{p: _MEMORY_ID if p == "memory_id" else _PARAM
-                                 for p in ep.params})
+    follows the memory id rule, an ``entry_id`` is a positive integer)."""
+    special = {"memory_id": _MEMORY_ID, "entry_id": _ENTRY_ID}
+    return _object(ep.params, **{p: special.get(p, _PARAM) for p in ep.params})
 
 
 def _strip(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -274,7 +290,7 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         responses["401"] = {"description": "missing or unknown bearer token", **error}
         responses["403"] = {"description": "the token does not cover this request", **error}
     if ep.params:
-        responses["404"] = {"description": "no such topic, session or fact", **error}
+        responses["404"] = {"description": "no such topic, session, fact or event", **error}
     if ep.body is not None:
         responses["413"] = {"description": "the body is over the size limit", **error}
     if ep.path.startswith("/memory"):
