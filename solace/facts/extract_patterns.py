@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IMPORTANCE", "KINDS", "RULES"]
+__all__ = ["IMPORTANCE", "KINDS", "RULES", "UPDATES"]
 
 #: Importance by kind: what must be right (identity, corrections, obligations) first.
 IMPORTANCE: dict[str, float] = {
@@ -30,7 +30,10 @@ _REL = (r"wife|husband|partner|son|daughter|kids|children|child|boss|brother|sis
 REL_NORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "kids": "children",
                "child": "children", "best friend": "friend", "neighbour": "neighbor",
                "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance",
-               "coworker": "colleague", "crew": "team"}  # fmt: skip
+               "coworker": "colleague", "crew": "team",
+               # one partner at a time, whatever the word: a later one replaces the earlier
+               "girlfriend": "partner", "boyfriend": "partner", "wife": "partner",
+               "husband": "partner", "fiance": "partner", "spouse": "partner"}  # fmt: skip
 # Past tenses that report a thought or a feeling, not an event.
 NOT_EVENTS = ("wanted|loved|liked|enjoyed|hoped|needed|talked|thought|felt|noticed|realized|"
                "realised|heard|seemed|used|tried|asked|called|guessed|missed|wished|agreed|"
@@ -66,7 +69,62 @@ MODIFIERS = frozenset(
     favourite favorite best whole entire real actual always never usually often sometimes
     please""".split()
 )
+_NUMBER = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+dozen)"
+_MOVED = r"(?:extended|pushed|moved|postponed|rescheduled|delayed|shifted|changed|bumped)"
+#: Update phrasings said as a change, rewritten as the plain statement of the new value
+#: ("I changed my number, it's X" -> "my number is now X"), so the rules below read
+#: the value and put it in the same slot as the earlier statement. Each runs on a
+#: clause (case-insensitive); the words all come from the clause but "is", "now", "have".
+UPDATES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)(?<![\w'])i(?:'ve|\s+have)?\s+(?:just\s+)?(?:changed|updated|replaced|"
+                r"gone\s+off|got\s+tired\s+of|got\s+bored\s+of|ditched|dropped)\s+"
+                r"my\s+(?:old\s+|previous\s+|former\s+)?([\w\s'-]{1,30}?)\s*(?:,|;|:|\s+-|\s+and)\s*"
+                r"(?:it's|it\s+is|the\s+new\s+one\s+is)\s+"), r"my \1 is now "),
+    (re.compile(r"(?i)(?<![\w'])i(?:'ve|\s+have)?\s+(?:just\s+)?(?:changed|updated|switched)\s+my\s+"
+                r"([\w\s'-]{1,30}?)\s+to\s+"), r"my \1 is now "),
+    (re.compile(r"(?i)(?<![\w'])my\s+([\w\s'-]{1,30}?)\s+(?:has\s+)?(?:changed|switched)\s+to\s+"),
+     r"my \1 is now "),
+    (re.compile(rf"(?i)(?<![\w'])(?:we|i)(?:'re|'m|\s+are|\s+am)\s+(?:now\s+)?up\s+to\s+"
+                rf"(?={_NUMBER}\s+[a-z]+s\b)"), "I have "),
+)
 _RULE_TABLE = (
+    # updates said as a change of value (see UPDATES for the rewritten ones)
+    ("preference", "switch",
+     rf"\b{_WE}(?:'ve|\s+have)?{_ADV}\s+(?:switched|gone\s+over|moved\s+over)\s+(?:over\s+)?"
+     r"(?:from\s+[\w\s'-]+?\s+)?to\s+(?P<obj>(?!the\s+(?:night|day|early|late)\b).+)"),
+    ("relationship", "partner",
+     rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:dating|seeing|engaged\s+to|married\s+to|"
+     r"in\s+a\s+relationship\s+with|going\s+out\s+with|together\s+with|with)\s+"
+     r"(?P<obj>[a-z][\w'-]*)(?=(?:\s+now|\s+these\s+days)?\s*[.!]*\s*$)"),
+    ("identity", "job",
+     rf"\b{_I}(?:'ve|\s+have)?{_ADV}\s+(?:became|become)\s+(?:a|an)\s+(?P<obj>[\w\s-]{{1,30}})"),
+    ("identity", "no longer",
+     rf"\b{_I}(?:'m|\s+am)?\s+no\s+longer\s+(?P<obj>.+)"),
+    ("identity", "no longer",
+     rf"\b{_I}(?:\s+don't|\s+do\s+not|'m\s+not|\s+am\s+not)\s+(?P<obj>.+?)\s+any\s*more\b.*"),
+    ("plan", "",
+     r"\bthe\s+(?P<obj>[\w\s'-]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?:on|every)\s+"
+     rf"(?:{_MONTH_OR_DAY}|\d).*"),
+    ("plan", "",
+     rf"\b{_WE}{_ADV}\s+(?:meet|train|practice|practise|rehearse)\b(?P<obj>.*\bevery\s+"
+     rf"(?:{_MONTH_OR_DAY}).*)"),
+    ("possession", "car", rf"\b{_I}{_ADV}\s+(?:drive|drives)\s+(?:a|an)\s+(?P<obj>.+)"),
+    ("preference", "drink",
+     rf"\b{_I}{_ADV}\s+(?:mostly\s+|only\s+)?drink\s+(?!(?:too|a\s+lot|much|less|more)\b)"
+     r"(?P<obj>.+)"),
+    ("plan", "moved",
+     rf"\b(?:they|he|she|we|i|it)(?:'ve|\s+have)?\s+{_MOVED}\s+(?:back\s+|forward\s+)?"
+     rf"(?P<obj>(?:my|our|the)\s+[\w\s'-]{{1,40}}?)\s+(?:back\s+|forward\s+|out\s+)?"
+     r"(?:to|until|till)\s+.+"),
+    ("plan", "moved",
+     r"\b(?:my|our|the)\s+(?P<obj>[\w\s'-]{1,40}?)\s+(?:has\s+been\s+|was\s+|were\s+|got\s+|"
+     rf"is\s+|are\s+)?{_MOVED}\s+(?:back\s+|forward\s+|out\s+)?(?:to|until|till)\s+.+"),
+    ("possession", "value",
+     r"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to)\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     r"(?:now\s+.+|(?:a|an)\s+.+?\s+now$)"),
+    ("possession", "brand",  # "my car is a Honda": the value must be capitalised (checked)
+     r"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to)\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     r"(?:a|an)\s+(?P<value>[\w-]+.*)"),
     ("obligation", "",
      rf"\b{_I}{_ADV}\s+(?:have|has|need|needs|got|'ve got)\s+to\s+(?P<obj>.+)"),
     ("obligation", "", rf"\b{_I}{_ADV}\s+(?:must|gotta)\s+(?P<obj>.+)"),
@@ -98,7 +156,7 @@ _RULE_TABLE = (
     ("identity", "job",
      rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:a|an)\s+(?P<obj>(?![\w\s-]*\b(?:{_NOT_ROLES})\b)"
      r"[\w\s-]{0,30}?(?:er|or|ist|ian|ant|ent|nurse|chef|guard|coach|student|athlete|"
-     r"artist|vet|surgeon|pilot|clerk))\b(?!\s+(?:of|fan))"),
+     r"artist|vet|surgeon|pilot|clerk|medic))\b(?!\s+(?:of|fan))"),
     ("identity", "job",
      rf"\b{_I}{_ADV}\s+(?:work|worked|working)\s+(?:as|at|for|in)\s+(?P<obj>.+)"),
     ("identity", "job", r"\b(?:new\s+)?job\s+as\s+(?:a|an)\s+(?P<obj>.+)"),
@@ -151,6 +209,13 @@ _RULE_TABLE = (
      r"saw|left|flew|drove|rode|sang|taught|caught|swam|became|chose|spent|held|hosted|threw|"
      r"led|won)\b(?P<obj>.*)"),
 )
+#: What a switch is a switch of, by the new thing's head word ("switched to oolong" is
+#: about the speaker's drink).
+CATEGORIES: dict[str, frozenset[str]] = {
+    "drink": frozenset("""coffee tea espresso latte cappuccino americano macchiato mocha
+        matcha chai oolong cocoa chocolate juice smoothie soda cola lemonade beer wine cider
+        kombucha milk water decaf""".split()),
+}
 RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (kind, slot, re.compile(pattern)) for kind, slot, pattern in _RULE_TABLE
 )

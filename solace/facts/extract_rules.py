@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from solace.conversation.statements import facts_from_statement
 from solace.facts.extract_patterns import (
+    CATEGORIES,
     CONFIRM,
     CONJUNCTION_END,
     CORRECTION,
@@ -45,6 +46,7 @@ from solace.facts.extract_patterns import (
     STRONG_CORRECTION,
     SUBJECTIVE,
     TRAIL,
+    UPDATES,
     VALUE_KINDS,
 )
 from solace.facts.model import Candidate, Exchange
@@ -52,7 +54,7 @@ from solace.memory.ladder.dates import resolve_relative_dates
 from solace.memory.ladder.pronouns import resolve_pronouns
 from solace.memory.ladder.sentences import split_clauses, split_sentences
 from solace.memory.lexical import content_words, stem
-from solace.models.entities import salient
+from solace.models.entities import number_values, salient
 
 __all__ = ["IMPORTANCE", "KINDS", "extract_facts"]
 
@@ -71,8 +73,49 @@ def _subject(exchange: Exchange) -> str:
 
 
 def _head(obj: str) -> str:
-    words = [w for w in content_words(obj) if w not in EMPTY_OBJECTS and w not in MODIFIERS]
+    """The first content word of ``obj`` (stemmed) that names a thing: not a modifier,
+    not an empty word, not a number ("two cats" is about cats)."""
+    words = [w for w in content_words(obj) if w not in EMPTY_OBJECTS and w not in MODIFIERS
+             and not w.isdigit() and not number_values(w)]
     return stem(words[0]) if words else ""
+
+
+_NOW_TWICE = re.compile(r"(?i)(\bis now\b.*?)\s+now\b")
+_UPDATE_HINTS = frozenset(("switch", "no longer", "moved", "value", "brand"))
+# Who must be named (capitalised in the clause) for the rule to hold: "I'm with Sam
+# now" is a partner, "I'm with you" is not; "my car is a Honda", not "my life is a mess".
+_NAMED_GROUP = {"partner": "obj", "brand": "value"}
+_DEADLINE_OF = re.compile(r"^(?:the\s+)?(?:deadline|due\s+date)\s+(?:for|of)\s+")
+
+
+def _update_slot(kind: str, hint: str, obj: str, exchange: Exchange,
+                 context: str = "") -> tuple[str, str]:
+    """``(kind, slot)`` for the update rules, the slot the earlier value's rule gives.
+
+    ``context`` is the whole match: a switch "from coffee to X" is about a drink.
+    """
+    if hint == "switch":
+        head = _head(obj)
+        for category, words in CATEGORIES.items():
+            if head in words or any(w in words for w in content_words(context or obj)):
+                return kind, f"preference:{category}"
+        return kind, f"preference:{head}" if head else "preference"
+    if hint == "no longer":  # the slot of the positive statement: "no longer work at X"
+        stated = _statement_facts(f"I {obj}", exchange, 0)
+        if stated:
+            return kind, stated[0].slot
+        for other_kind, other_hint, pattern in RULES:
+            for positive in (f"i {obj}", f"i'm {obj}"):
+                match = pattern.search(positive)
+                if match is not None and other_hint not in ("no longer", "switch"):
+                    return kind, _slot(other_kind, other_hint, match, _head(obj))
+        return kind, f"identity:{_head(obj)}"
+    if hint == "moved":  # "they pushed my tax report deadline to ...": the thing moved
+        thing = _DEADLINE_OF.sub("", re.sub(r"^(?:my|our|the)\s+", "", obj))
+        if re.search(r"\b(?:deadline|due)\b", obj):
+            kind = "obligation"
+        return kind, f"{kind}:{_head(thing)}"
+    return kind, f"{kind}:{_head(obj)}"  # "value", "brand": my <thing> is ...
 
 
 def _clauses(sentence: str) -> Iterator[str]:
@@ -97,8 +140,20 @@ def _third_person(clause: str, exchange: Exchange) -> str:
     text, _ = resolve_pronouns(text, name, "the assistant")
     text = re.sub(r"(?i)^we\b", f"{name} and others", text)  # "we" alone names no one
     text = re.sub(r"(?i)\bour\b", f"{name}'s", text)
+    text = _AGREE.sub(_agree, text)  # "Rosa no longer work at" -> "... works at"
     text = TRAIL.sub("", text).strip(" ,;:'\"")
     return text[:1].upper() + text[1:]
+
+
+# A bare verb after the speaker's name and an adverb the pronoun rules do not know.
+_AGREE = re.compile(r"^(\S+(?:\s+(?:no\s+longer|mostly|only|now|usually))*\s+)"
+                    r"(drink|eat|work|live|drive|own|use|play|go|do|have|order)\b")
+
+
+def _agree(match: re.Match[str]) -> str:
+    verb = match[2]
+    third = {"have": "has", "do": "does", "go": "goes"}.get(verb, verb + "s")
+    return match[1] + third
 
 
 def _slot(kind: str, hint: str, match: re.Match[str], clause_head: str) -> str:
@@ -170,9 +225,12 @@ def _from_clause(clause: str, exchange: Exchange, order: int) -> list[_Found]:
         if match is None or match.start() in matches:
             continue
         obj = match.groupdict().get("obj") or ""
-        if kind not in ("relationship", "identity") and not _head(obj):
+        if (kind not in ("relationship", "identity") or hint == "no longer") and not _head(obj):
             continue  # "I'll let you know", "gonna give it a go": nothing to remember
-        if kind == "relationship" and not RELATIVE_ACTS.match(obj):
+        named = _NAMED_GROUP.get(hint)
+        if named and (len(folded) != len(clause) or not clause[match.start(named)].isupper()):
+            continue
+        if hint == "relationship" and not RELATIVE_ACTS.match(obj):
             continue  # "my family!", "our first baby in June": a mention, not a fact
         matches[match.start()] = (kind, hint, match)
     starts: list[int] = []
@@ -193,7 +251,11 @@ def _from_clause(clause: str, exchange: Exchange, order: int) -> list[_Found]:
             and not _head(TRAIL.sub("", folded[obj_start:end]))
         ):
             continue
-        slot = _slot(kind, hint, match, _head(clause))
+        if hint in _UPDATE_HINTS:
+            kind, slot = _update_slot(kind, hint, match.groupdict().get("obj") or "", exchange,
+                                      match.group(0))
+        else:
+            slot = _slot(kind, hint, match, _head(clause))
         out.append(_Found(kind, slot, text, dated_clause, order + n))
     return out
 
@@ -207,6 +269,9 @@ def _from_text(text: str, exchange: Exchange, first: int) -> list[_Found]:
         order = first + n * 10
         correction = CORRECTION.match(sentence)
         body = sentence[correction.end():] if correction else sentence
+        for pattern, replacement in UPDATES:  # "I changed my X, it's Y" -> "my X is now Y"
+            body = pattern.sub(replacement, body)
+        body = _NOW_TWICE.sub(r"\1", body)
         not_but = NOT_BUT.search(body)
         if not_but:
             correction = correction or not_but

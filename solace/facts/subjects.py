@@ -24,7 +24,7 @@ _ATTRIBUTES = {
     "occupation": r"\b(?:works?|worked|working|employed)\s+as\b"
                   r"|\b(?:job|profession|occupation|career)\s+(?:is|was|as)\b",
     "employer": r"\b(?:works?|worked|working)\s+(?:at|for)\b|\bemployer\b"
-                r"|\bemployed\s+(?:by|at)\b|\bjoined\b|\bhired\s+(?:by|at)\b",
+                r"|\bemployed\s+(?:by|at)\b|\bjoined\b|\bhired\s+(?:by|at)\b|\bjob\s+(?:at|with)\b",
     "phone": r"\b(?:phone|cell|mobile)\b|\bnumber\s+is\b"
              r"|\b(?:reach(?:ed|able)?|call(?:ed)?|text(?:ed)?)\s+(?:\w+\s+)?(?:at|on)(?=\s+\+?\d)",
     "email": r"\be-?mail\b",
