@@ -16,6 +16,17 @@ The JSONL format (:func:`load_jsonl`) is one JSON object per line::
 ``at`` is ISO 8601 (naive means UTC) or epoch seconds; ``id`` (optional) is the line's
 own stable key. Blank lines are skipped; a bad line is refused with its line number
 before anything is written.
+
+Replayed history counts as lived (seed 003): each written batch is distilled as a
+live turn is, at the items' dates (the runtime's :class:`~solace.clock.ReplayClock`
+follows them): every line goes through fact memory's extractor under the runtime's
+default memory id (the speaker names the person), then the workspace catches up, so
+each day whose lines teach a fact gets its daily log (facts, never the transcript),
+and the workspace's heartbeat runs whenever the replay clock has moved
+``runtime.time_heartbeat_seconds`` (MEMORY.md and the roll-ups every
+``[workspace] synthesize_every_hours`` of replayed time), and once at the end. A batch
+cut short after its write and before its distillation is not distilled again by a
+re-run (its events are skipped as imported).
 """
 
 from __future__ import annotations
@@ -200,4 +211,34 @@ async def import_batches(
             await runtime.observe_many(observations)
             done.update(item.key for item in todo)
             await runtime.settle()
+            await distil(runtime, todo)
         yield len(todo)
+    link = getattr(runtime, "workspace_link", None)
+    if link is not None:
+        await link.after_import(final=True)
+
+
+async def distil(runtime: Any, items: Sequence[ImportItem]) -> int:
+    """Distil imported ``items`` as lived turns: each through fact memory's extractor
+    (under the runtime's default memory id, at the item's date, the speaker naming the
+    person), then the workspace's import step (catch up; a heartbeat on the replay
+    clock's schedule). Without fact memory or a workspace, that part is skipped.
+    Never raises for a failing fact store (logged once, counted in
+    ``runtime.fact_tools.failures["import"]``). Returns the facts written."""
+    from solace.facts import Exchange
+
+    facts = getattr(runtime, "facts", None)
+    written = 0
+    if facts is not None:
+        memory_id = runtime.fact_tools.default_id
+        for item in items:
+            try:
+                written += len(await facts.extract_turn(
+                    memory_id, Exchange(item.text, ts=item.at, speaker=item.speaker),
+                    agent="Main"))
+            except Exception as exc:  # an import is not failed by memory (seed 001)
+                runtime.fact_tools.note_failure("import", exc)
+    link = getattr(runtime, "workspace_link", None)
+    if link is not None:
+        await link.after_import()
+    return written

@@ -214,6 +214,11 @@ class FactTools:
 
     # ---------------------------------------------------------------- logging
 
+    def note_failure(self, what: str, exc: Exception) -> None:
+        """Count a fact-store failure of operation ``what`` made outside a turn (an
+        import's extraction); the first of each operation is logged."""
+        self._failed(what, exc)
+
     def _failed(self, what: str, exc: Exception) -> None:
         self.failures[what] += 1
         self._log_once(what, "fact memory: %s failed (%s: %s); the turn proceeds without "

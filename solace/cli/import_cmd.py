@@ -6,6 +6,10 @@ and Ctrl-C stops after the batch being written, exits 130 and says how many even
 the file the home now holds; running the same command again imports the rest. A
 progress bar (events, rate, ETA) goes to stderr when it is a terminal.
 
+Replayed history counts as lived: each batch (a LoCoMo session; at most 64 JSONL lines
+of one day) is distilled into facts at its dates and the workspace follows, so every
+day whose lines teach a fact gets its daily log (see :mod:`solace.importing`).
+
 The file is read and checked before any model loads or the home is touched, so a
 file that is not LoCoMo, or a JSONL line that is bad (named by its number), costs
 nothing.
@@ -80,6 +84,26 @@ def cmd_import_locomo(args: argparse.Namespace) -> int:
     return _import(path, home, config, batches, summary, verbose=args.verbose)
 
 
+def day_batches(items: Sequence[ImportItem], size: int, timezone: str) -> list[list[ImportItem]]:
+    """``items`` in order, in batches of at most ``size`` that never span two calendar
+    days (in ``timezone``, the workspace's): a batch is distilled at its dates, so each
+    day's facts land in that day's daily log."""
+    from datetime import datetime
+
+    from solace.workspace.service import _zone
+
+    tz = _zone(timezone)
+    batches: list[list[ImportItem]] = []
+    day = None
+    for item in items:
+        today = datetime.fromtimestamp(item.at, tz).date()
+        if not batches or today != day or len(batches[-1]) >= size:
+            batches.append([])
+        batches[-1].append(item)
+        day = today
+    return batches
+
+
 def cmd_import_jsonl(args: argparse.Namespace) -> int:
     from solace.importing import load_jsonl
 
@@ -87,7 +111,7 @@ def cmd_import_jsonl(args: argparse.Namespace) -> int:
     config = config_of(args)
     home = usable_home(args.home)
     items = load_jsonl(path)
-    batches = [items[i:i + JSONL_BATCH] for i in range(0, len(items), JSONL_BATCH)]
+    batches = day_batches(items, JSONL_BATCH, config.workspace.timezone)
     return _import(path, home, config, batches, [f"{path.name}: {len(items)} lines"],
                    verbose=args.verbose)
 

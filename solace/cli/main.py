@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "solace.cli.import_cmd",  # import locomo|jsonl
     "solace.cli.conversation_cmd",  # topics, facts, notes
     "solace.cli.memory_cmd",  # memory remember|recall|ids|facts|delete|forget|...
+    "solace.cli.workspace_cmd",  # workspace show|synthesize|reload|export
     "solace.surfaces.http.cli",  # serve
     "solace.surfaces.mcp.cli",  # mcp
     "substrate.cli",  # substrate verify|dump|stats|recover

@@ -1,0 +1,167 @@
+"""``solace workspace show|synthesize|reload|export DIR``: the home's markdown workspace.
+
+- ``show [FILE]``: the workspace's files with their sizes, or one file's text. Reads
+  the files only (it works while a runtime holds the home).
+- ``synthesize``: MEMORY.md from the daily logs, then the weekly and monthly roll-ups.
+- ``reload``: record the human's edits of the workspace files (they stick: the next
+  render and synthesis keep them).
+- ``export DIR``: copy the whole tree (markdown only, secret-looking lines left out)
+  to DIR, for a git repository.
+
+``synthesize``, ``reload`` and ``export`` open the home's substrate, fact memory
+(fact texts come from it) and the workspace, which first renders every daily log
+from the substrate, so the files are current. They need the home to themselves: while
+``solace run`` or ``solace serve`` holds it they refuse (one line, exit 1; use the
+REPL's ``/workspace``, ``/reload`` and ``/now`` there). Every command takes ``--home``
+and ``--config``; none creates a home.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from solace.cli.errors import CliError, guarded
+from solace.cli.options import add_common, config_of, existing_home
+from solace.config import Config
+from solace.home import Home
+
+__all__ = ["register"]
+
+#: A command's work: (the workspace, the arguments, the human edits recorded while it
+#: opened) -> the text to print.
+Action = Callable[[Any, argparse.Namespace, list[Any]], Awaitable[str]]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``workspace show|synthesize|reload|export`` to the ``solace`` command."""
+    ws = subparsers.add_parser("workspace", help="the human-readable markdown workspace")
+    sub = ws.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = sub.add_parser("show", help="list the workspace's files and sizes, or print one")
+    p.add_argument("file", nargs="?", default=None, metavar="FILE",
+                   help="a file relative to the workspace (e.g. MEMORY.md)")
+    add_common(p)
+    p.set_defaults(func=guarded(cmd_show))
+    p = sub.add_parser("synthesize", help="synthesise MEMORY.md and the roll-ups now")
+    add_common(p)
+    p.set_defaults(func=guarded(_command(_synthesize)))
+    p = sub.add_parser("reload", help="record your edits of the workspace files")
+    add_common(p)
+    p.set_defaults(func=guarded(_command(_reload)))
+    p = sub.add_parser("export", help="copy the whole workspace tree to DIR")
+    p.add_argument("dir", metavar="DIR")
+    add_common(p)
+    p.set_defaults(func=guarded(_command(_export)))
+
+
+def workspace_root(home: Path, config: Config) -> Path:
+    """Where the workspace of ``home`` lives (``[workspace] path``, relative to it)."""
+    root = Path(config.workspace.path).expanduser()
+    return root if root.is_absolute() else home / root
+
+
+def _enabled(config: Config) -> None:
+    if not config.workspace.enabled:
+        raise CliError("the workspace is switched off ([workspace] enabled = false)")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from solace.surfaces.repl_workspace import WorkspacePathError, list_files, show_file
+
+    config = config_of(args)
+    _enabled(config)
+    home = existing_home(args.home, config, substrate=False)
+    root = workspace_root(home, config)
+    if not root.is_dir():
+        raise CliError(f"no workspace at {root} yet; it is created when Solace first opens "
+                       f"the home (`solace run --home {args.home}`)")
+    try:
+        print(list_files(root) if args.file is None else show_file(root, args.file).rstrip())
+    except WorkspacePathError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def _command(action: Action) -> Callable[[argparse.Namespace], int]:
+    def func(args: argparse.Namespace) -> int:
+        config = config_of(args)
+        _enabled(config)
+        home = existing_home(args.home, config)
+        print(trio.run(_run, Home.at(home, config), args, action))
+        return 0
+
+    return func
+
+
+async def _run(home: Home, args: argparse.Namespace, action: Action) -> str:
+    from solace.assembly import Models, open_fact_memory_or_none
+    from solace.clock import WallClock
+    from solace.models import Guard, NoLLM, build_embedder, build_llm, build_tokenizer
+    from solace.offload import Offloader
+    from solace.runtime import extra_kinds
+    from solace.runtime_workspace import open_workspace_or_none
+    from solace.shared import SharedEmbedder
+    from substrate import KeySource
+    from substrate.aio import open_trio_substrate
+
+    cfg = home.config
+    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
+    sub = await open_trio_substrate(home.substrate_dir, key_source=keys,
+                                    fsync=cfg.substrate.fsync, extra_kinds=extra_kinds(cfg))
+    async with sub:
+        tokenizer = build_tokenizer(cfg.models)
+        uses_llm = (cfg.workspace.summary_mode == "llm"
+                    or any(s.extraction_mode == "llm" for s in cfg.stores.values()))
+        llm = build_llm(cfg.models) if uses_llm else NoLLM()
+        models = Models(SharedEmbedder(build_embedder(cfg.models)), tokenizer, llm,
+                        Guard(tokenizer=tokenizer), None, Offloader(1))
+        clock = WallClock()
+        facts = await open_fact_memory_or_none(home, cfg, models, sub, clock)
+        mark = sub.last_id
+        ws = await open_workspace_or_none(home, cfg, models, sub, clock, facts)
+        if ws is None:
+            raise CliError(f"the workspace of {home.root} could not be opened (see "
+                           f"{home.root / 'solace.log'} or run with --verbose)")
+        return await action(ws, args, await _edits_since(sub, mark))
+
+
+async def _edits_since(sub: Any, mark: int | None) -> list[Any]:
+    """The human edits recorded after entry ``mark`` (opening records those made while
+    nothing ran)."""
+    from solace.workspace import WORKSPACE_KIND
+    from solace.workspace.events import edit_of
+
+    events = await sub.scan(kind=WORKSPACE_KIND, since_id=mark or None)
+    return [e for e in (edit_of(ev.kind, ev.content, ev.attrs) for ev in events) if e]
+
+
+async def _synthesize(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
+    counts = await ws.synthesize()
+    written = await ws.rollup()
+    return (f"MEMORY.md: {counts.read} bullets read, {counts.added} added, {counts.noop} "
+            f"restated, {counts.updated} updated, {counts.conflicts} conflicts, "
+            f"{counts.clashes} clashes with your edits; {len(written)} roll-up file(s) "
+            f"written in {ws.root}")
+
+
+async def _reload(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
+    edits = [*opened, *await ws.reload()]
+    if not edits:
+        return f"no new edits in {ws.root}"
+    lines = [f"  {e.file}: +{len(e.added)} -{len(e.removed)} ~{len(e.changed)}"
+             for e in edits]
+    return f"{len(edits)} edited file(s) recorded:\n" + "\n".join(lines)
+
+
+async def _export(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
+    target = Path(args.dir).expanduser()
+    if target.exists() and not target.is_dir():
+        raise CliError(f"{target} is a file; pass a directory to export the workspace into")
+    if target.resolve().is_relative_to(ws.root.resolve()):
+        raise CliError(f"{target} is inside the workspace {ws.root}; pass another directory")
+    written = await ws.export(target)
+    return f"exported {len(written)} file(s) from {ws.root} to {target}"
