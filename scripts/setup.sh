@@ -12,6 +12,18 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 pip() { "$VENV/bin/python" -m pip "$@"; }
 
+# The web console's tests drive Debian's Chromium through Playwright (pip's playwright,
+# never its browser download): install the package when absent, as root, without
+# questions. Checked on every run, before the stamp, so a machine with the venv gets it.
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  else
+    echo "setup.sh: no chromium and not root with apt-get: the console tests will skip" >&2
+  fi
+fi
+
 stamp="$VENV/.solace-installed"
 want="$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
