@@ -1,0 +1,76 @@
+"""Time's heartbeat drives the workspace (issue 10): each beat rewrites NOW.md, and
+every ``synthesize_every_hours`` a beat synthesises MEMORY.md (and the roll-ups) from
+the daily logs; hyperfocus pauses it with the cues."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import trio
+
+from solace import TrioClock, open_runtime
+from solace.app import Solace
+from solace.config import Config, ModelsConfig, RuntimeConfig, SubstrateConfig
+from solace.config.schema import WorkspaceConfig
+
+BEAT = 600.0
+
+
+def config() -> Config:
+    return Config(
+        models=ModelsConfig(embedder="hashing", llm_backend="none"),
+        substrate=SubstrateConfig(fsync="never"),
+        runtime=RuntimeConfig(time_heartbeat_seconds=BEAT),
+        workspace=WorkspaceConfig(synthesize_every_hours=1.0),
+    )
+
+
+async def wait_for_beats(rt, n: int) -> None:  # type: ignore[no-untyped-def]
+    # Bounded in real time (virtual time also runs while worker threads work).
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        if rt.workspace_link.beats >= n:
+            return
+        await trio.sleep(BEAT / 4)
+        await trio.to_thread.run_sync(time.sleep, 0.005)
+    raise AssertionError(f"fewer than {n} workspace beats after 30 s")
+
+
+async def test_times_heartbeat_synthesises_memory_md_and_rewrites_now_md(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        assert rt.workspace is not None
+        memory = rt.workspace.root / "MEMORY.md"
+        now_md = rt.workspace.root / "NOW.md"
+        await Solace(rt).remember("user", "The user keeps bees on the roof.")
+        assert not memory.exists()  # only a beat (or a command) synthesises
+        await wait_for_beats(rt, 1)
+        assert "The user keeps bees on the roof." in memory.read_text()
+        first_now = now_md.read_text()
+        assert rt.agent("Time").stats()["workspace_syntheses"] == 1
+        await Solace(rt).remember("user", "The user's bike is a green Brompton.")
+        await wait_for_beats(rt, 2)
+        assert now_md.read_text() != first_now  # rewritten each cycle (the time moved)
+        assert "Brompton" not in memory.read_text()  # an hour has not passed yet
+        hours = rt.agent("Time").stats()["workspace_syntheses"]
+        await wait_for_beats(rt, 2 + int(3600 / BEAT) + 1)
+        assert "Brompton" in memory.read_text()
+        assert rt.agent("Time").stats()["workspace_syntheses"] > hours
+
+
+async def test_hyperfocus_pauses_the_workspace_heartbeat_with_the_cues(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        await wait_for_beats(rt, 1)
+        rt.hyperfocus(True)
+        for _ in range(3):  # a beat already under way finishes first
+            await trio.sleep(BEAT)
+            await trio.to_thread.run_sync(time.sleep, 0.05)
+        beats = rt.workspace_link.beats
+        await trio.sleep(BEAT * 5)
+        assert rt.workspace_link.beats == beats
+        rt.hyperfocus(False)
+        await wait_for_beats(rt, beats + 1)
