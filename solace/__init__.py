@@ -13,6 +13,11 @@ The public API::
         await rt.settle()
         rt.event(eid)
 
+    # The human-readable workspace (SOUL/USER/AGENTS.md, daily logs, MEMORY.md, NOW.md):
+    rt.workspace                           # a Workspace, or None when switched off
+    async with solace.open_runtime(home, session_type="shared") as rt: ...
+        # a group or channel: no MEMORY.md, durable facts or fact recall in context
+
 Everything named in ``__all__`` is public; other modules may change.
 """
 
@@ -38,6 +43,9 @@ from solace.runtime import Observation as Observation
 from solace.runtime import Runtime as Runtime
 from solace.runtime import open_runtime as open_runtime
 from solace.sealed import StorageFullError as StorageFullError
+from solace.workspace import SessionContext as SessionContext
+from solace.workspace import Workspace as Workspace
+from solace.workspace import WorkspaceError as WorkspaceError
 
 __all__ = [
     "Actor",
@@ -54,10 +62,13 @@ __all__ = [
     "RetrievalWeights",
     "Runtime",
     "ScoreParts",
+    "SessionContext",
     "Speech",
     "StorageFullError",
     "TrioClock",
     "WallClock",
+    "Workspace",
+    "WorkspaceError",
     "load_config",
     "open_runtime",
 ]

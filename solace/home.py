@@ -5,14 +5,22 @@ Layout (created on first use)::
     <home>/substrate/        the encrypted event log (the truth)
     <home>/substrate/substrate.key   its key ring, mode 0600 (unless configured)
     <home>/memory/<Agent>/   per-agent snapshots (long-term index, metadata)
-    <home>/files/            the human-readable markdown surface
+    <home>/memory/workspace/ the workspace's sealed state (hashes of what it wrote)
+    <home>/facts/            fact memory's key vault
+    <home>/workspace/        the human-readable markdown workspace (``[workspace] path``;
+                             SOUL/USER/AGENTS.md, MEMORY.md, NOW.md, memory/ daily logs
+                             and roll-ups; see docs/workspace.md)
 
-Everything under ``memory/`` and ``files/`` is a projection of the substrate and
-can be rebuilt from it. Every file under the home that holds user content is encrypted:
-the substrate by itself, the rest as sealed files (:mod:`solace.sealed`) with keys
-derived from the substrate's key ring — the workspace markdown under ``files/``
-excepted by design. Directories are 0700 and files 0600: :meth:`Home.at` creates the
-home that way and tightens a home an older Solace left group- or world-readable.
+Everything under ``memory/`` and ``workspace/`` is a projection of the substrate and
+can be rebuilt from it (the workspace's identity files and a human's edits are
+recorded in the substrate too). Every file under the home that holds user content is
+encrypted: the substrate by itself, the rest as sealed files (:mod:`solace.sealed`)
+with keys derived from the substrate's key ring — the workspace's markdown excepted
+by design: it is for a person to read, edit and version, holds distilled memory
+(never a transcript) and passes one secret detector on every write. Directories are
+0700 and files 0600: :meth:`Home.at` creates the home that way and tightens a home an
+older Solace left group- or world-readable; the workspace writes its own files 0600
+in 0700 directories and :meth:`Home.secure` leaves its modes to the human.
 """
 
 from __future__ import annotations
@@ -46,8 +54,9 @@ class Home:
     def secure(self) -> int:
         """Make the home 0700 and everything Solace keeps in it private: ``memory/`` and
         the substrate directory created 0700 if missing; every directory under them and
-        under ``files/`` 0700, every file 0600 or stricter. Other entries of the home
-        directory are left alone.
+        under ``files/`` (an older Solace's markdown surface) 0700, every file 0600 or
+        stricter. Other entries of the home directory (the workspace among them) are
+        left alone.
 
         Returns:
             How many modes were changed.
@@ -78,7 +87,16 @@ class Home:
 
     @property
     def files_dir(self) -> Path:
+        """An older Solace's markdown directory (kept private if present); the markdown
+        now lives in :attr:`workspace_dir`."""
         return self.root / "files"
+
+    @property
+    def workspace_dir(self) -> Path:
+        """The markdown workspace (``[workspace] path``, relative to the home unless
+        absolute; default ``<home>/workspace``)."""
+        p = Path(self.config.workspace.path).expanduser()
+        return p if p.is_absolute() else self.root / p
 
     @property
     def facts_dir(self) -> Path:

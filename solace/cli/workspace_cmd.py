@@ -58,12 +58,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=guarded(_command(_export)))
 
 
-def workspace_root(home: Path, config: Config) -> Path:
-    """Where the workspace of ``home`` lives (``[workspace] path``, relative to it)."""
-    root = Path(config.workspace.path).expanduser()
-    return root if root.is_absolute() else home / root
-
-
 def _enabled(config: Config) -> None:
     if not config.workspace.enabled:
         raise CliError("the workspace is switched off ([workspace] enabled = false)")
@@ -75,7 +69,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     config = config_of(args)
     _enabled(config)
     home = existing_home(args.home, config, substrate=False)
-    root = workspace_root(home, config)
+    root = Home(home.resolve(), config).workspace_dir
     if not root.is_dir():
         raise CliError(f"no workspace at {root} yet; it is created when Solace first opens "
                        f"the home (`solace run --home {args.home}`)")
