@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from solace.clock import Clock
+from solace.clock import Clock, WallClock
 from solace.config import Config
 from solace.home import Home
 
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
     from solace.assembly import Models
     from solace.workspace import SessionContext, Workspace
 
-__all__ = ["WorkspaceLink", "check_session_type", "open_workspace_or_none"]
+__all__ = ["WorkspaceLink", "check_session_type", "following_workspace",
+           "open_workspace_or_none"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,43 @@ async def open_workspace_or_none(home: Home, config: Config, models: Models, sub
         log.error("the workspace could not be opened (%s: %s); running without it",
                   type(exc).__name__, exc)
     return None
+
+
+#: The ``solace memory`` actions that change fact memory (the workspace follows them).
+CHANGING_ACTIONS = frozenset({"remember", "import", "delete", "forget", "consolidate"})
+
+
+@asynccontextmanager
+async def following_workspace(home: Home, substrate: Any, facts: Any, *, action: str,
+                              embedder: Any, tokenizer: Any, offloader: Any
+                              ) -> AsyncIterator[None]:
+    """For a command that changes fact memory without a runtime (``solace memory
+    delete`` ...): when ``action`` is one of :data:`CHANGING_ACTIONS` and the home has
+    a workspace, open it before the block and catch it up after, so a deleted fact
+    leaves every workspace file (daily logs, roll-ups, MEMORY.md) at once, and a
+    remembered one reaches its day's log. A home without a workspace gets none; a
+    failure is logged, never raised (the next runtime open renders the logs again)."""
+    from solace.workspace import Workspace
+
+    ws = None
+    if action in CHANGING_ACTIONS and home.config.workspace.enabled \
+            and home.workspace_dir.is_dir():
+        try:
+            ws = await Workspace.open(home.root, home.config, substrate, WallClock(), facts=facts,
+                                      embedder=embedder, tokenizer=tokenizer,
+                                      offloader=offloader, render_all=False)
+        except Exception as exc:
+            log.error("the workspace could not be opened (%s: %s); it catches up at the "
+                      "next open", type(exc).__name__, exc)
+    try:
+        yield
+    finally:  # a forget cut short has deleted some facts already
+        if ws is not None:
+            try:
+                await ws.catch_up()
+            except Exception as exc:
+                log.error("the workspace could not catch up (%s: %s); it does at the next "
+                          "open", type(exc).__name__, exc)
 
 
 class WorkspaceLink:

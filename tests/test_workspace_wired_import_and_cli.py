@@ -101,3 +101,17 @@ def test_solace_workspace_refuses_bad_input_in_one_line(
     err = capsys.readouterr().err
     assert code == 1 and "no Solace home" in err
 
+
+
+def test_solace_memory_delete_takes_the_fact_out_of_every_workspace_file(
+        imported: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, tmp_path, "memory", "facts", "user", "--json")
+    assert code == 0, err
+    (pixel,) = [f for f in json.loads(out) if "Pixel" in f["text"]]
+    held = [p for p in imported.rglob("*.md") if "Pixel" in p.read_text()]
+    assert imported / "MEMORY.md" in held and imported / "memory" / "2023-05-08.md" in held
+    code, _, err = _run(capsys, tmp_path, "memory", "delete", "user", pixel["id"])
+    assert code == 0, err
+    home = tmp_path / "home"
+    assert [p for p in home.rglob("*") if p.is_file() and b"Pixel" in p.read_bytes()] == []
+    assert "Porto" in (imported / "MEMORY.md").read_text()  # the rest stays

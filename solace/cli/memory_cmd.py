@@ -167,12 +167,17 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
     async with sub:
         tokenizer = build_tokenizer(cfg.models)
         uses_llm = any(s.extraction_mode == "llm" for s in cfg.stores.values())
+        embedder, offloader = build_embedder(cfg.models), Offloader(1)
         memory = await open_fact_memory(
             facts_dir=home.facts_dir, substrate=sub, config=cfg,
-            embedder=build_embedder(cfg.models), tokenizer=tokenizer,
-            offloader=Offloader(1), clock=WallClock(),
+            embedder=embedder, tokenizer=tokenizer,
+            offloader=offloader, clock=WallClock(),
             llm=build_llm(cfg.models) if uses_llm else NoLLM(), guard=Guard(tokenizer=tokenizer))
-        return await action(memory, args)
+        from solace.runtime_workspace import following_workspace
+
+        async with following_workspace(home, sub, memory, action=args.action, embedder=embedder,
+                                       tokenizer=tokenizer, offloader=offloader):
+            return await action(memory, args)
 
 
 # -- printing (one path for local answers and a server's JSON) ------------------------
