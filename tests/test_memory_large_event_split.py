@@ -101,3 +101,23 @@ def test_a_chunk_rehydrates_from_its_part_of_the_event_only() -> None:
     (part,) = record_events(chunk, [event])
     assert (part.content, part.entry_id, part.agent) == ("Second part.", 5, "Ana")
     assert record_events(whole, [event]) == [event]
+
+
+def test_a_record_written_before_spans_reads_back_as_a_whole_event_record() -> None:
+    from solace.memory.record_codec import (
+        record_from_attrs,
+        record_from_row,
+        record_to_attrs,
+        record_to_row,
+    )
+
+    chunk = MemoryRecord(record_id=9, agent="Main", rung=1, text="Ana: part", tokens=3,
+                         source_tokens=3, entry_ids=(9,), span=(4, 40))
+    attrs = record_to_attrs(chunk)
+    assert record_from_attrs("Main", chunk.text, attrs).span == (4, 40)
+    del attrs["span"]  # a fade event written before chunks existed
+    assert record_from_attrs("Main", chunk.text, attrs).span == ()
+    row = record_to_row(chunk, with_embedding=False)
+    assert record_from_row(row).span == (4, 40)
+    old_row = row[:-2] + row[-1:]  # a snapshot row written before chunks existed
+    assert record_from_row(old_row).span == ()
