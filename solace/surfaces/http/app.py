@@ -1,6 +1,8 @@
 """The ASGI application of ``solace serve``: Starlette routes over :class:`solace.app.Solace`.
 
-Every route comes from :data:`~solace.surfaces.http.routes.ENDPOINTS`, and every
+Every JSON route comes from :data:`~solace.surfaces.http.routes.ENDPOINTS` (the
+web console's three static files are served by
+:class:`~solace.surfaces.http.console_pages.ConsolePages`, outside the API), and every
 request passes the same steps before its handler runs: the bearer token (401 missing
 or unknown), the token's reach (403 for an admin route with a scoped token), the body
 size (413 past ``max_body_bytes``, by ``Content-Length`` or while reading), the body
