@@ -17,6 +17,16 @@ dates, equals or is contained in the other's key. Of equal keys the shortest cla
 is kept. "Alice lives in Paris." / "The user, Alice, lives in Paris" / "Alice's home
 is in Paris" have one key and become "Alice lives in Paris".
 
+A clause also restates another when both state the same single-valued attribute
+(:func:`solace.facts.subjects.attributes`: residence, employer, phone, partner, a
+favourite, a deadline ...) of the same named subject, and everything the first says
+apart from the attribute's phrasing (the value, any detail, every name/number/date,
+its negation and relation words) is in the second: "Ana joined Siemens" / "Ana's
+employer is Siemens". Of such clauses the most precise is kept (most names, numbers
+and dates, then most detail words, then the newest). A different relation ("works
+in Paris" / "lives in Paris"), another value, a negation or an extra detail is never
+dropped.
+
 Guarantee: every name, number and date of every input survives in the output (as
 :func:`lost_salient` judges it, the same rule the safety check applies); a merged
 entry that would lose one is replaced by its inputs, unchanged. Output order and
@@ -33,10 +43,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from solace.facts.salience import lost_salient
 from solace.facts.subjects import attribute_phrasing, attributes, subject
 from solace.memory.ladder.sentences import split_sentences
 from solace.memory.lexical import content_words, stem
-from solace.models.entities import date_supported, number_values, salient
+from solace.models.entities import number_values, salient
 
 __all__ = ["clauses", "lost_salient", "merge_deterministic", "restatement_key"]
 
@@ -263,47 +274,6 @@ def _drop_same_attribute(members: list[_Clause]) -> list[_Clause]:
     return sorted(kept, key=lambda c: c.position)
 
 
-def _contains_phrase(haystack: str, phrase: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", haystack) is not None
-
-
-def lost_salient(inputs: Sequence[str], outputs: Sequence[str]) -> tuple[str, ...]:
-    """The names, numbers and dates of ``inputs`` that no output keeps.
-
-    The guard's rules, applied to every item (no share tolerated), each output read
-    on its own (no item is made up across two outputs): a name survives if some
-    output has it among its names or contains it as a phrase (casefolded); a number
-    if some output states it (dates' digits count); a date if some output states it
-    or a more precise form of it (``"2027-03"`` is kept by ``"2027-03-01"``), all
-    compared in the canonical forms of :mod:`solace.models.entities` ("March 2027"
-    == "Mar 2027", "two" == "2"). An input is always judged to keep its own items.
-
-    Returns:
-        The lost items, sorted, each prefixed ``name:``, ``number:`` or ``date:``.
-    """
-    names: set[str] = set()
-    numbers: set[str] = set()
-    dates: set[str] = set()
-    folded = [text.casefold().replace("\u2019", "'") for text in outputs]
-    for text in outputs:
-        found = salient(text)
-        names.update(found.names)
-        numbers.update(found.numbers | number_values(text))
-        dates.update(found.dates)
-    out_dates = frozenset(dates)
-    lost: set[str] = set()
-    for text in inputs:
-        found = salient(text)
-        lost.update(
-            f"name:{n}"
-            for n in found.names
-            if n not in names and not any(_contains_phrase(f, n) for f in folded)
-        )
-        lost.update(f"number:{n}" for n in found.numbers if n not in numbers)
-        lost.update(f"date:{d}" for d in found.dates if not date_supported(d, out_dates))
-    return tuple(sorted(lost))
-
-
 def _elide_subjects(texts: list[str]) -> list[str]:
     """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
 
@@ -422,7 +392,9 @@ def merge_deterministic(
         singleton passes unchanged; a cluster becomes its kept clauses joined by
         ``"; "`` in input order, a clause dropped only when another clause of the
         cluster restates it (its key is equal, the other being shorter or earlier,
-        or a strict subset), and a repeated leading subject stated once. Every
+        or a strict subset; or a kept, at least as precise clause states the same
+        attribute of the same subject with all its words and items), and a
+        repeated leading subject stated once. Every
         name, number and date of every input survives (a cluster whose merge would
         lose one is emitted unchanged, input by input). Deterministic.
 
