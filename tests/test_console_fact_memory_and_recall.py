@@ -14,18 +14,13 @@ from typing import Any
 
 import pytest
 from console_support import Served, browser, serve
+from playwright.sync_api import expect
 
 __all__ = ["browser"]  # the fixture, imported for pytest
 
 pytestmark = pytest.mark.slow  # a server process and a browser
 
 RAW = "I went to a LGBTQ support group yesterday.\n\n  It was  so powerful."
-
-
-def _expect() -> Any:
-    from playwright.sync_api import expect
-
-    return expect
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +38,7 @@ def page(browser: Any, served: Served) -> Iterator[Any]:
     page = browser.new_page()
     page.on("dialog", lambda dialog: dialog.accept())  # the delete button's confirm()
     page.goto(served.console)
-    _expect()(page.locator("#auth-status")).to_have_text("token accepted")
+    expect(page.locator("#auth-status")).to_have_text("token accepted")
     try:
         yield page
     finally:
@@ -55,7 +50,6 @@ def _recalled(served: Served, memory: str, query: str) -> list[dict[str, Any]]:
 
 
 def test_a_fact_deleted_in_the_console_leaves_recall(served: Served, page: Any) -> None:
-    expect = _expect()
     kept = served.api("POST", "/memory/alice/remember",
                       json={"text": "Alice works as a nurse in Leeds"})["fact"]
     gone = served.api("POST", "/memory/alice/remember",
@@ -85,7 +79,6 @@ def test_a_fact_deleted_in_the_console_leaves_recall(served: Served, page: Any) 
 
 def test_recall_hits_show_their_parts_and_the_raw_event_is_a_click_away(
         served: Served, page: Any) -> None:
-    expect = _expect()
     at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()
     entry = served.api("POST", "/observe", json={"text": RAW, "speaker": "Caroline",
                                                  "at": at})["entry_id"]
@@ -110,7 +103,6 @@ def test_recall_hits_show_their_parts_and_the_raw_event_is_a_click_away(
 
 
 def test_the_fade_view_and_substrate_status_show(served: Served, page: Any) -> None:
-    expect = _expect()
     main = page.locator('#fade-table tr[data-agent="Main"]')
     stats = served.api("GET", "/inspect", params={"agent": "Main"})["Main"]
     expect(main.locator(".tokens")).to_have_text(
@@ -122,3 +114,24 @@ def test_the_fade_view_and_substrate_status_show(served: Served, page: Any) -> N
     last = served.api("GET", "/stats")["events"]
     expect(status).to_contain_text("verified:")
     assert int(status.text_content().split("last id ")[1].split(",")[0]) <= last
+
+
+def test_durable_facts_and_notes_are_edited_in_the_console(served: Served, page: Any) -> None:
+    served.api("POST", "/chat", json={"message": "Let us plan the garden"})
+    page.reload()  # the page loaded before the topic existed
+    page.fill("#fact-key", "pet")
+    page.fill("#fact-value", "a cat called Biscuit")
+    page.click("#fact-form button[type=submit]")
+    expect(page.locator('#durable-facts li[data-key="pet"]')).to_contain_text(
+        "pet = a cat called Biscuit")
+    assert {"key": "pet", "value": "a cat called Biscuit"} in served.api("GET", "/facts")["facts"]
+    (topic,) = served.api("GET", "/topics")["topics"]
+    expect(page.locator("#notes-topic")).to_have_value(topic["topic_id"])
+    page.fill("#note-text", "tomatoes by the wall")
+    page.click("#note-form button[type=submit]")
+    expect(page.locator("#notes-text")).to_contain_text("tomatoes by the wall")
+    assert "tomatoes by the wall" in served.api(
+        "GET", f"/topics/{topic['topic_id']}/notes")["notes"]
+    page.locator('#durable-facts li[data-key="pet"] button.unset-fact').click()
+    expect(page.locator('#durable-facts li[data-key="pet"]')).to_have_count(0)
+    assert served.api("GET", "/facts")["facts"] == []

@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 from console_support import Served, browser, serve
+from playwright.sync_api import expect
 
 from solace.conversation.curation import KEEP_MANUAL_MESSAGE
 
 __all__ = ["browser"]  # the fixture, imported for pytest
 
 pytestmark = pytest.mark.slow  # a server process and a browser
-
-
-def _expect() -> Any:
-    from playwright.sync_api import expect
-
-    return expect
 
 
 def _state(served: Served, topic_id: str) -> dict[str, Any]:
@@ -31,7 +26,6 @@ def _state(served: Served, topic_id: str) -> dict[str, Any]:
 
 def test_the_toggle_cycles_its_states_and_they_persist_across_a_restart(
         tmp_path: Path, browser: Any) -> None:
-    expect = _expect()
     home = tmp_path / "home"
     served = serve(tmp_path, home)
     try:
