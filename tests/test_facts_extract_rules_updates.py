@@ -97,3 +97,16 @@ def test_partner_and_brand_need_a_name() -> None:
 def test_no_longer_states_the_negation_in_the_fact() -> None:
     fact = only("I'm no longer vegetarian.")
     assert fact.text == "Rosa is no longer vegetarian"
+
+
+def test_a_new_job_at_a_place_is_the_employer_slot() -> None:
+    old = only("I work at Nokia.")
+    for text in ("I landed a job at a bakery.", "I may have found a job at a shipping firm.",
+                 "I just started a new job at Roche."):
+        fact = only(text)
+        assert fact.slot == old.slot == "employer", fact
+
+
+def test_got_accepted_or_hired_is_an_event() -> None:
+    fact = only("I just got accepted for a cooking apprenticeship!")
+    assert fact.kind == "event" and "cooking apprenticeship" in fact.text

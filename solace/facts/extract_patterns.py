@@ -108,6 +108,13 @@ _RULE_TABLE = (
     ("plan", "",
      rf"\b{_WE}{_ADV}\s+(?:meet|train|practice|practise|rehearse)\b(?P<obj>.*\bevery\s+"
      rf"(?:{_MONTH_OR_DAY}).*)"),
+    ("identity", "employer",
+     rf"\b{_I}(?:\s+(?:may|might)\s+have|'ve|\s+have)?{_ADV}\s+(?:found|landed|got|started|"
+     r"accepted|taken|took)\s+(?:a\s+|the\s+)?(?:new\s+|full-time\s+|part-time\s+)?job\s+"
+     r"(?:at|with)\s+(?P<obj>.+)"),
+    ("event", "",
+     rf"\b{_WE}{_ADV}\s+got\s+(?P<obj>(?:accepted|hired|promoted|admitted|selected|"
+     r"shortlisted)\b.+)"),
     ("possession", "car", rf"\b{_I}{_ADV}\s+(?:drive|drives)\s+(?:a|an)\s+(?P<obj>.+)"),
     ("preference", "drink",
      rf"\b{_I}{_ADV}\s+(?:mostly\s+|only\s+)?drink\s+(?!(?:too|a\s+lot|much|less|more)\b)"
