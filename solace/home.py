@@ -12,15 +12,15 @@ Layout (created on first use)::
                              and roll-ups; see docs/workspace.md)
 
 Everything under ``memory/`` and ``workspace/`` is a projection of the substrate and
-can be rebuilt from it (the workspace's identity files and a human's edits are
-recorded in the substrate too). Every file under the home that holds user content is
+can be rebuilt from it (a human's edits of the workspace are recorded in the
+substrate too). Every file under the home that holds user content is
 encrypted: the substrate by itself, the rest as sealed files (:mod:`solace.sealed`)
 with keys derived from the substrate's key ring — the workspace's markdown excepted
 by design: it is for a person to read, edit and version, holds distilled memory
 (never a transcript) and passes one secret detector on every write. Directories are
 0700 and files 0600: :meth:`Home.at` creates the home that way and tightens a home an
-older Solace left group- or world-readable; the workspace writes its own files 0600
-in 0700 directories and :meth:`Home.secure` leaves its modes to the human.
+older Solace left group- or world-readable, the workspace included (its files are
+private in the home; ``solace workspace export DIR`` copies them out for a repository).
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ class Home:
 
     def secure(self) -> int:
         """Make the home 0700 and everything Solace keeps in it private: ``memory/`` and
-        the substrate directory created 0700 if missing; every directory under them and
-        under ``files/`` (an older Solace's markdown surface) 0700, every file 0600 or
-        stricter. Other entries of the home directory (the workspace among them) are
-        left alone.
+        the substrate directory created 0700 if missing; every directory under them, under
+        the workspace (when inside the home) and under ``files/`` (an older Solace's
+        markdown surface) 0700, every file 0600 or stricter. Other entries of the home
+        directory are left alone.
 
         Returns:
             How many modes were changed.
@@ -64,7 +64,10 @@ class Home:
         changed = tighten([self.root])
         secure_dir(self.root / "memory")
         secure_dir(self.substrate_dir)  # before the substrate creates it with the umask's mode
-        for top in (self.root / "memory", self.files_dir, self.facts_dir, self.substrate_dir):
+        tops = [self.root / "memory", self.files_dir, self.facts_dir, self.substrate_dir]
+        if self.workspace_dir.is_relative_to(self.root):  # a workspace elsewhere is the user's
+            tops.append(self.workspace_dir)
+        for top in tops:
             if top.is_dir():
                 changed += tighten([top, *top.rglob("*")])
         return changed

@@ -220,25 +220,43 @@ async def import_batches(
 
 async def distil(runtime: Any, items: Sequence[ImportItem]) -> int:
     """Distil imported ``items`` as lived turns: each through fact memory's extractor
-    (under the runtime's default memory id, at the item's date, the speaker naming the
-    person), then the workspace's import step (catch up; a heartbeat on the replay
-    clock's schedule). Without fact memory or a workspace, that part is skipped.
-    Never raises for a failing fact store (logged once, counted in
+    (under the runtime's default memory id, stated at the item's date, the speaker
+    naming the person; with the ``rules`` extractor, the batch's facts are classified
+    and written as one batch), then the workspace's import step (catch up; a heartbeat
+    on the replay clock's schedule). Without fact memory or a workspace, that part is
+    skipped. Never raises for a failing fact store (logged once, counted in
     ``runtime.fact_tools.failures["import"]``). Returns the facts written."""
-    from solace.facts import Exchange
-
     facts = getattr(runtime, "facts", None)
     written = 0
     if facts is not None:
-        memory_id = runtime.fact_tools.default_id
-        for item in items:
-            try:
-                written += len(await facts.extract_turn(
-                    memory_id, Exchange(item.text, ts=item.at, speaker=item.speaker),
-                    agent="Main"))
-            except Exception as exc:  # an import is not failed by memory (seed 001)
-                runtime.fact_tools.note_failure("import", exc)
+        try:
+            written = await _extract(facts, runtime.fact_tools.default_id, items)
+        except Exception as exc:  # an import is not failed by memory (seed 001)
+            runtime.fact_tools.note_failure("import", exc)
     link = getattr(runtime, "workspace_link", None)
     if link is not None:
         await link.after_import()
     return written
+
+
+async def _extract(facts: Any, memory_id: str, items: Sequence[ImportItem]) -> int:
+    from solace.facts import Exchange
+    from solace.facts.extract_rules import extract_facts
+
+    store = facts.store_name(None, "Main")
+    policy = facts.store(store)
+    exchanges = [Exchange(item.text, ts=item.at, speaker=item.speaker) for item in items]
+    if policy.extraction_mode != "rules":  # the LLM (or none): one turn at a time
+        return sum([len(await facts.extract_turn(memory_id, x, store=store, agent="Main"))
+                    for x in exchanges])
+    limit = policy.max_extractions_per_turn
+    candidates, stamps = [], []
+    for x in exchanges:
+        found = list(extract_facts(x, limit=limit))[:limit] if limit > 0 else []
+        candidates += found
+        stamps += [x.ts] * len(found)
+    if not candidates:
+        return 0
+    results = await facts.write(memory_id, candidates, store=store, agent="Main",
+                                source="extract", as_of=stamps)
+    return len(results)
