@@ -91,3 +91,13 @@ def test_the_most_precise_clause_is_kept() -> None:
 def test_an_elided_clause_keeps_the_subject_of_the_clause_before_it() -> None:
     merged = "\n".join(merge(["Rosa plays chess; joined Fiat", "Theo's employer is Fiat"]))
     assert "Rosa" in merged and "joined Fiat" in merged and "Theo" in merged
+
+
+def test_a_thing_of_a_named_owner_is_about_the_owner() -> None:
+    from solace.facts.subjects import subject
+
+    assert subject("The deadline for Rosa's audit memo is 3 May 2028") == "rosa"
+    assert subject("The office is in Porto") == ""
+    merged = "\n".join(merge(["The deadline for Rosa's audit memo is 3 May 2028",
+                              "Theo's audit memo is due on 3 May 2028"]))
+    assert "Rosa" in merged and "Theo" in merged

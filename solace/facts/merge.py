@@ -110,22 +110,17 @@ class _Clause:
     detail: frozenset[str] = frozenset()  # key without the attribute phrasing
 
 
-# What a clause opening with an article is about: "The deadline for Ana's thesis ...".
-_POSSESSOR_RE = re.compile(r"^(?:the|a|an)\s+[\w\s-]{0,40}?\b(?:of|for)\s+(\w+)'s\b", re.I)
 # Clause openings that are not an elided subject's verb ("the office ...", "his ...").
 _DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
 
 
 def _who(text: str, previous: str) -> str:
-    """Who a clause is about: its subject, the possessor it is about ("The deadline for
-    Ana's ..."), or, for a clause that opens with a lowercase verb (its subject elided,
-    "works at Acme"), the subject of the clause before it in the same fact."""
+    """Who a clause is about: its subject (:func:`solace.facts.subjects.subject`), or,
+    for a clause that opens with a lowercase verb (its subject elided, "works at
+    Acme"), the subject of the clause before it in the same fact."""
     found = subject(text)
     if found:
         return found
-    m = _POSSESSOR_RE.match(text.replace("\u2019", "'"))
-    if m and m.group(1).casefold() in salient(text).names:
-        return m.group(1).casefold()
     first = text.split()[0] if text.split() else ""
     if previous and first[:1].islower() and first.casefold() not in _DETERMINERS:
         return previous

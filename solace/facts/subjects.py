@@ -52,14 +52,26 @@ _FAVOURITE_NOUNS = {"dish": "food", "meal": "food", "beverage": "drink", "color"
 _USER = re.compile(r"^\s*(?:the\s+)?user\b", re.IGNORECASE)
 
 
+# "The deadline for Ana's thesis ...": a thing of a named owner, opening the text.
+_POSSESSOR = re.compile(r"^\s*(?:the|a|an)\s+[\w\s-]{0,40}?\b(?:of|for)\s+(\w+)'s\b", re.I)
+
+
 def subject(text: str) -> str:
     """Who ``text`` is about: the name it opens with (casefolded), ``"user"`` for "The
-    user ...", or ``""`` when it opens with anything else ("The office is in Porto")."""
+    user ...", the owner named by an opening "The <thing> of/for <Name>'s ..." ("The
+    deadline for Ana's thesis is ..." is about Ana), or ``""`` when it opens with
+    anything else ("The office is in Porto")."""
     if _USER.match(text):
         return "user"
     lowered = text.casefold().lstrip()
-    opening = [n for n in salient(text).names if lowered.startswith(n)]
-    return max(opening, key=len) if opening else ""
+    names = salient(text).names
+    opening = [n for n in names if lowered.startswith(n)]
+    if opening:
+        return max(opening, key=len)
+    owner = _POSSESSOR.match(text.replace("\u2019", "'"))
+    if owner and owner.group(1).casefold() in names:
+        return owner.group(1).casefold()
+    return ""
 
 
 def attributes(text: str) -> frozenset[str]:
