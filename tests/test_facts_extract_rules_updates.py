@@ -110,3 +110,8 @@ def test_a_new_job_at_a_place_is_the_employer_slot() -> None:
 def test_got_accepted_or_hired_is_an_event() -> None:
     fact = only("I just got accepted for a cooking apprenticeship!")
     assert fact.kind == "event" and "cooking apprenticeship" in fact.text
+
+
+def test_a_relative_now_is_still_a_relationship_not_a_possession() -> None:
+    assert only("My sister is a Buddhist now.").slot == "relationship:sister"
+    assert only("My mom is now retired.").slot == "relationship:mother"

@@ -127,10 +127,10 @@ _RULE_TABLE = (
      r"\b(?:my|our|the)\s+(?P<obj>[\w\s'-]{1,40}?)\s+(?:has\s+been\s+|was\s+|were\s+|got\s+|"
      rf"is\s+|are\s+)?{_MOVED}\s+(?:back\s+|forward\s+|out\s+)?(?:to|until|till)\s+.+"),
     ("possession", "value",
-     r"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to)\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{_REL})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
      r"(?:now\s+.+|(?:a|an)\s+.+?\s+now$)"),
     ("possession", "brand",  # "my car is a Honda": the value must be capitalised (checked)
-     r"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to)\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{_REL})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
      r"(?:a|an)\s+(?P<value>[\w-]+.*)"),
     ("obligation", "",
      rf"\b{_I}{_ADV}\s+(?:have|has|need|needs|got|'ve got)\s+to\s+(?P<obj>.+)"),
