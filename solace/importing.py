@@ -22,9 +22,9 @@ live turn is, at the items' dates (the runtime's :class:`~solace.clock.ReplayClo
 follows them): every line goes through fact memory's extractor under the runtime's
 default memory id (the speaker names the person), then the workspace catches up, so
 each day whose lines teach a fact gets its daily log (facts, never the transcript),
-and the workspace's heartbeat runs whenever the replay clock has moved
-``runtime.time_heartbeat_seconds`` (MEMORY.md and the roll-ups every
-``[workspace] synthesize_every_hours`` of replayed time), and once at the end. A batch
+and the workspace's heartbeat runs as each replayed day begins and once at the end
+(MEMORY.md and the roll-ups every ``[workspace] synthesize_every_hours`` of replayed
+time). A batch
 cut short after its write and before its distillation is not distilled again by a
 re-run (its events are skipped as imported).
 """
@@ -222,8 +222,8 @@ async def distil(runtime: Any, items: Sequence[ImportItem]) -> int:
     """Distil imported ``items`` as lived turns: each through fact memory's extractor
     (under the runtime's default memory id, stated at the item's date, the speaker
     naming the person; with the ``rules`` extractor, the batch's facts are classified
-    and written as one batch), then the workspace's import step (catch up; a heartbeat
-    on the replay clock's schedule). Without fact memory or a workspace, that part is
+    and written as one batch), then the workspace's import step (a heartbeat as each
+    replayed day begins). Without fact memory or a workspace, that part is
     skipped. Never raises for a failing fact store (logged once, counted in
     ``runtime.fact_tools.failures["import"]``). Returns the facts written."""
     facts = getattr(runtime, "facts", None)

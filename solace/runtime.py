@@ -141,8 +141,7 @@ class Runtime:
         self.fact_tools = FactTools(lambda: self.facts, default_id=DEFAULT_SCOPE.user)
         self.session_type = check_session_type(session_type)
         self.workspace: Workspace | None = None
-        self.workspace_link = WorkspaceLink(lambda: self.workspace, clock,
-                                            config.runtime.time_heartbeat_seconds)
+        self.workspace_link = WorkspaceLink(lambda: self.workspace, clock)
         self.fact_tools.on_change = self.workspace_link.sync
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}

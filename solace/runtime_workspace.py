@@ -8,7 +8,7 @@ The runtime opens the home's :class:`~solace.workspace.Workspace` after fact mem
 Time actor's heartbeat (:meth:`WorkspaceLink.heartbeat`: NOW.md each cycle,
 MEMORY.md and the roll-ups every ``synthesize_every_hours``), a session's start and
 ``/reload`` (:meth:`WorkspaceLink.session_context`), and an import's batches
-(:meth:`WorkspaceLink.after_import`, heartbeats on the replay clock's schedule).
+(:meth:`WorkspaceLink.after_import`: a heartbeat each replayed day).
 
 Guarantees: the workspace never fails the runtime. Switched off (``[workspace]
 enabled = false``) or failing to open, the link is inert and Main's hard-coded
@@ -23,6 +23,7 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from solace.clock import Clock, WallClock
@@ -116,9 +117,7 @@ class WorkspaceLink:
 
     Args:
         workspace: returns the runtime's workspace, or None while it is off.
-        clock: the runtime's clock (the import's heartbeat schedule reads it).
-        heartbeat_seconds: the Time actor's interval; an import beats this often in
-            replay time.
+        clock: the runtime's clock (an import's heartbeats follow its replayed days).
 
     Attributes:
         failures: failed calls by operation (``events``, ``sync``, ``heartbeat``,
@@ -126,12 +125,10 @@ class WorkspaceLink:
         beats: heartbeats run (the Time actor's and an import's).
     """
 
-    def __init__(self, workspace: Callable[[], Workspace | None], clock: Clock,
-                 heartbeat_seconds: float) -> None:
+    def __init__(self, workspace: Callable[[], Workspace | None], clock: Clock) -> None:
         self._workspace = workspace
         self._clock = clock
-        self._interval = heartbeat_seconds
-        self._last_import_beat: float | None = None
+        self._import_day: date | None = None
         self.failures: Counter[str] = Counter()
         self.beats = 0
         self._logged: set[str] = set()
@@ -192,18 +189,20 @@ class WorkspaceLink:
             return None
 
     async def after_import(self, *, final: bool = False) -> None:
-        """After an imported batch: catch up, then beat whenever the replay clock has
-        moved ``heartbeat_seconds`` since the import's last beat (its first batch and,
-        with ``final``, its end always beat), so syntheses follow the replayed dates."""
-        if self.workspace is None:
+        """After an imported batch: when the replay clock has entered a new day (in the
+        workspace's time zone), or its first batch, or with ``final`` its end, run one
+        heartbeat (catch up, NOW.md, MEMORY.md and the roll-ups when
+        ``synthesize_every_hours`` of replayed time have passed). Within one replayed
+        day the Time actor's beats would only rewrite NOW.md, so they are folded into
+        the next: each day's log is rendered once, not once a batch, and syntheses
+        still follow the replayed dates."""
+        ws = self.workspace
+        if ws is None:
             return
-        await self.sync()
-        now = self._clock.now()
-        last = self._last_import_beat
-        if final or last is None or now - last >= self._interval:
-            self._last_import_beat = now
+        day = ws.ledger.day_of(self._clock.now())
+        if final or self._import_day is None or day != self._import_day:
+            self._import_day = day
             await self.heartbeat()
-
     def _failed(self, what: str, exc: Exception) -> None:
         self.failures[what] += 1
         if what in self._logged:
