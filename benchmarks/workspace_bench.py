@@ -13,10 +13,13 @@ writes the roll-ups every ``synthesize_every_hours`` of replay time). Measured:
 3. tokens loaded at session start (main session) after each session (PNG);
 4. file-only recall: for each question with an answer (categories 1-4), the share of
    its answer's content words (stemmed) found in MEMORY.md plus the last two daily
-   files, at the question's date (after the session holding its latest evidence).
-   Not measured here: the runtime's recall at the same token count (needs the
-   runtime wired to the workspace; see ``benchmarks/locomo_recall.py`` for its
-   recall by token budget).
+   files, at the question's date (after the session holding its latest evidence);
+5. beside it, the runtime's recall at the same token count: the same conversation
+   replayed through ``solace import``'s path (``import_batches`` on a runtime with a
+   replay clock: events, fact extraction, the wired workspace), and for each question
+   Main's ``recall`` (read-through, default weights) cut to as many WordPiece tokens
+   as the file-only reader got at that point; the same answer-word share is scored on
+   the recalled texts. ``--no-runtime`` skips it.
 
 Embeddings: the hashing embedder by default (fast, deterministic); ``--minilm`` uses
 MiniLM. Nothing is tuned: default config.
@@ -56,7 +59,7 @@ from solace.locomo import Conversation, load_locomo  # noqa: E402
 from solace.memory.lexical import terms  # noqa: E402
 from solace.models import HashingEmbedder, WordPieceTokenizer  # noqa: E402
 from solace.offload import Offloader  # noqa: E402
-from solace.runtime import extra_kinds  # noqa: E402
+from solace.runtime import extra_kinds, open_runtime  # noqa: E402
 from solace.workspace import WORKSPACE_KINDS, Workspace  # noqa: E402
 from substrate import KeySource  # noqa: E402
 from substrate.aio import open_trio_substrate  # noqa: E402
@@ -147,16 +150,59 @@ async def replay(conv: Conversation, home: Path, embedder: Any,
             "monthly_files": len(monthly), "seconds": seconds, "counters": counters}
 
 
+
+
+async def runtime_recall(conv: Conversation, budgets: list[int], minilm: bool,
+                         home: Path) -> list[tuple[int, float]]:
+    """(category, answer-word share) per question, from the runtime's recall cut to
+    ``budgets[i]`` tokens after session ``i`` (the file-only reader's token count)."""
+    from solace.config import ModelsConfig, SubstrateConfig
+    from solace.importing import import_batches
+    from solace.locomo import session_items
+
+    config = Config(models=ModelsConfig(embedder="minilm" if minilm else "hashing",
+                                        llm_backend="none"),
+                    substrate=SubstrateConfig(fsync="never"))
+    session_of = {t.dia_id: i for i, s in enumerate(conv.sessions) for t in s}
+    by_session: dict[int, list[Any]] = defaultdict(list)
+    for q in conv.questions:
+        if q.answer and q.category in (1, 2, 3, 4) and q.evidence:
+            known = [session_of[e] for e in q.evidence if e in session_of]
+            if known:
+                by_session[max(known)].append(q)
+    scores: list[tuple[int, float]] = []
+    async with open_runtime(home, config, clock=ReplayClock(conv.sessions[0][0].at),
+                            warm_up=False) as rt:
+        for i, batch in enumerate(session_items(conv)):
+            async for _ in import_batches(rt, [batch]):
+                pass
+            for q in by_session.get(i, []):
+                hits = await rt.recall("Main", q.question, 64)
+                kept, used = [], 0
+                for hit in hits:
+                    if used + hit.tokens > budgets[i]:
+                        break
+                    kept.append(hit.text)
+                    used += hit.tokens
+                words = set(terms(str(q.answer)))
+                if words:  # scored as the file-only reader's
+                    context = set(terms("\n".join(kept)))
+                    scores.append((q.category, len(words & context) / len(words)))
+    return scores
+
+
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     lines = [f"{'conv':<8}{'sess':>5}{'turns':>6}{'daily':>6}{'B/day':>7}{'wk':>4}{'mo':>4}"
              f"{'raw tok':>9}{'MEMORY tok':>11}{'start tok min/mean/max':>24}"
              f"{'file recall':>12}{'s':>7}"]
     all_scores: list[tuple[int, float]] = []
+    runtime_scores: list[tuple[int, float]] = []
     for r in results:
         last = r["rows"][-1]
         start = [row["session_start_tokens"] for row in r["rows"]]
         recall = sum(s for _, s in r["scores"]) / max(1, len(r["scores"]))
         all_scores += r["scores"]
+        runtime_scores += r.get("runtime_scores", [])
         lines.append(
             f"{r['sample_id']:<8}{r['sessions']:>5}{r['turns']:>6}{r['daily_files']:>6}"
             f"{r['daily_bytes_mean']:>7.0f}{r['weekly_files']:>4}{r['monthly_files']:>4}"
@@ -175,6 +221,19 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
                  f" 1-4: {100 * summary['file_only_answer_word_recall']:.1f}% of "
                  f"{summary['questions']} questions; by category: " + ", ".join(
                      f"{c}: {100 * v:.1f}%" for c, v in summary["by_category"].items()))
+    if runtime_scores:
+        rt_cat: dict[int, list[float]] = defaultdict(list)
+        for cat, s in runtime_scores:
+            rt_cat[cat].append(s)
+        summary["runtime_answer_word_recall"] = (sum(s for _, s in runtime_scores)
+                                                 / len(runtime_scores))
+        summary["runtime_questions"] = len(runtime_scores)
+        summary["runtime_by_category"] = {c: sum(v) / len(v) for c, v in sorted(rt_cat.items())}
+        lines.append(f"runtime recall at the same token count (Main's recall, read-through): "
+                     f"{100 * summary['runtime_answer_word_recall']:.1f}% of "
+                     f"{summary['runtime_questions']} questions; by category: " + ", ".join(
+                         f"{c}: {100 * v:.1f}%"
+                         for c, v in summary["runtime_by_category"].items()))
     return "\n".join(lines), summary
 
 
@@ -210,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("data", nargs="?", default=str(DEFAULT_DATA))
     ap.add_argument("--conversations", type=int, default=10)
     ap.add_argument("--minilm", action="store_true")
+    ap.add_argument("--no-runtime", action="store_true",
+                    help="skip the runtime's recall at the same token count")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/workspace_bench.json"))
     ap.add_argument("--plot", default=str(ROOT / "benchmarks/results/workspace_bench.png"))
     args = ap.parse_args(argv)
@@ -224,12 +285,19 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for conv in convs:
         with tempfile.TemporaryDirectory() as tmp:
-            results.append(trio.run(replay, conv, Path(tmp) / "home", embedder, tok))
+            result = trio.run(replay, conv, Path(tmp) / "home", embedder, tok)
+        if not args.no_runtime:
+            budgets = [row["file_context_tokens"] for row in result["rows"]]
+            with tempfile.TemporaryDirectory() as tmp:
+                result["runtime_scores"] = trio.run(runtime_recall, conv, budgets,
+                                                    args.minilm, Path(tmp) / "rt")
+        results.append(result)
     text, summary = table(results)
     print(text)
     out = {"benchmark": "workspace_bench", "embedder": getattr(embedder, "name", "?"),
            "python": platform.python_version(), "summary": summary,
-           "conversations": [{k: v for k, v in r.items() if k != "scores"} for r in results]}
+           "conversations": [{k: v for k, v in r.items() if k not in ("scores", "runtime_scores")}
+                             for r in results]}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
     plot(results, Path(args.plot))
