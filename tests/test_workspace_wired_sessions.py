@@ -130,3 +130,22 @@ async def test_a_fact_deleted_through_the_app_leaves_every_file_under_the_home(
         assert _holding(tmp_path, "Orchid-7731") == []
         assert "cello" in (rt.workspace.root / "MEMORY.md").read_text()
     assert _holding(tmp_path, "Orchid-7731") == []
+
+
+async def test_repl_workspace_and_now_commands_list_show_and_rewrite(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        repl = Repl(rt, open("/dev/null", "w"))  # noqa: SIM115
+        await repl.start()
+        listing = await repl.handle("/workspace")
+        assert listing is not None and "SOUL.md" in listing and "bytes" in listing
+        soul = await repl.handle("/workspace SOUL")
+        assert soul is not None and "friendly assistant" in soul
+        assert "outside the workspace" in (await repl.handle("/workspace ../x.md") or "")
+        assert "no workspace file" in (await repl.handle("/workspace NOPE.md") or "")
+        now = await repl.handle("/now")
+        day = datetime.fromtimestamp(rt.clock.now(), UTC).date().isoformat()
+        assert now is not None and (rt.workspace.root / "NOW.md").read_text().rstrip() == now
+        assert day in now or str(datetime.fromtimestamp(rt.clock.now(), UTC).year) in now
+        assert "/reload" in (await repl.handle("/help") or "")
