@@ -83,7 +83,7 @@ def shoot(url: str, token: str) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/#token={token}")
         expect(page.locator("#auth-status")).to_have_text("token accepted")
-        row = page.locator("#topics-table tbody tr").first
+        row = page.locator("#topics-table tr[data-topic-id]").first
         row.locator("select.agent-action").select_option("demote")
         row.locator("button.agent-try").click()
         expect(row.locator(".guard-message")).not_to_be_empty()

@@ -31,11 +31,13 @@ def test_the_toggle_cycles_its_states_and_they_persist_across_a_restart(
     try:
         served.api("POST", "/chat", json={"message": "Let us plan the vegetable garden"})
         (topic,) = served.api("GET", "/topics")["topics"]
-        tid, title = topic["topic_id"], topic["title"]
+        tid, sid, title = topic["topic_id"], topic["session_id"], topic["title"]
         page = browser.new_page()
         page.goto(served.console)
         expect(page.locator("#auth-status")).to_have_text("token accepted")
         assert "token=" not in page.url  # the fragment is dropped from the address bar
+        session = page.locator(f'#topics-table tr.session-row[data-session-id="{sid}"]')
+        expect(session).to_have_text(f"session {sid}")  # topics grouped per session
         row = page.locator(f'#topics-table tr[data-topic-id="{tid}"]')
         toggle = row.locator("button.toggle")
         expect(toggle).to_have_attribute("data-state", "not-in-memory")

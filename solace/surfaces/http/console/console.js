@@ -79,8 +79,13 @@ const guarded = (fn) => async (...args) => {
 
 async function loadTopics() {
   const { topics } = await api("GET", "/topics");
-  const body = $("#topics-table tbody");
-  body.replaceChildren(...topics.map(topicRow));
+  const rows = [];
+  for (const session of [...new Set(topics.map((t) => t.session_id))]) {  // topics per session
+    rows.push(el("tr", { class: "session-row", dataset: { sessionId: session } },
+      el("th", { colspan: 6 }, `session ${session}`)));
+    rows.push(...topics.filter((t) => t.session_id === session).map(topicRow));
+  }
+  $("#topics-table tbody").replaceChildren(...rows);
   const pick = $("#notes-topic"), was = pick.value;
   pick.replaceChildren(...topics.map((t) => el("option", { value: t.topic_id }, t.title || t.topic_id)));
   if (was && topics.some((t) => t.topic_id === was)) pick.value = was;
@@ -115,7 +120,7 @@ function topicRow(t) {
   return el("tr", { dataset: { topicId: t.topic_id, state: t.state }, class: t.active ? "active" : "" },
     el("td", {}, toggle),
     el("td", { class: "title" }, t.title || "(untitled)", el("div", { class: "muted" }, t.summary)),
-    el("td", { class: "muted" }, t.session_id),
+    el("td", { class: "muted" }, t.topic_id),
     el("td", {}, t.messages),
     el("td", { class: "flags" }, flags),
     el("td", {}, action, " ", tryIt, message));
