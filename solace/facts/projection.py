@@ -10,29 +10,17 @@ entirely: its text exists nowhere but in the (now unopenable) event.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
-from typing import Protocol, cast
+from collections.abc import Iterable
+from typing import cast
 
+from solace.conversation.events import LoggedEvent
 from solace.facts.events import FACT_KIND, split_ids
 from solace.facts.model import Fact, FactStatus, Source, WriteClass
 
-__all__ = ["FactEvent", "FactProjection"]
+__all__ = ["FactProjection"]
 
 
-class FactEvent(Protocol):
-    """What the fold reads of a substrate event."""
-
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def ts(self) -> float: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def attrs(self) -> Mapping[str, str]: ...
-
-
-def _stated(event: FactEvent) -> float:
+def _stated(event: LoggedEvent) -> float:
     """When the event's statement was made: its ``as_of``, else the event's time."""
     return float(event.attrs.get("as_of") or event.ts)
 
@@ -64,7 +52,7 @@ class FactProjection:
         return self._facts.get(memory_id, {}).get(fact_id)
 
     # ------------------------------------------------------------------ folding
-    def apply(self, event: FactEvent, text: str | None = None) -> None:
+    def apply(self, event: LoggedEvent, text: str | None = None) -> None:
         """Fold one event in. ``text`` is the decrypted text of a ``write`` (None when
         its key is gone: the fact was deleted, and is skipped). Other kinds are ignored.
         """
@@ -90,11 +78,11 @@ class FactProjection:
             self._set_status(facts, split_ids(a.get("inputs", "")), FactStatus.SUPERSEDED,
                              by=outputs[0] if outputs else "")
 
-    def apply_all(self, items: Iterable[tuple[FactEvent, str | None]]) -> None:
+    def apply_all(self, items: Iterable[tuple[LoggedEvent, str | None]]) -> None:
         for event, text in items:
             self.apply(event, text)
 
-    def _write(self, facts: dict[str, Fact], event: FactEvent, text: str) -> None:
+    def _write(self, facts: dict[str, Fact], event: LoggedEvent, text: str) -> None:
         a = event.attrs
         fact_id = a["fact_id"]
         write_class = WriteClass(a.get("class", "ADD"))

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
-from typing import Any, Protocol
 
+from solace.conversation.events import LoggedEvent
 from solace.conversation.extractive import sentences
 from solace.workspace.events import WORKSPACE_KIND, edit_of
 from solace.workspace.model import Doc, Edit, Item, Section
@@ -47,21 +47,6 @@ _CURATION_WORDS = {
 _KEEP_DECISIONS = 20
 #: The substrate kinds the ledger reads.
 LEDGER_KINDS: tuple[str, ...] = ("memfact", "topic", "note", "curation", "fact", WORKSPACE_KIND)
-
-
-class LoggedEvent(Protocol):
-    """What the ledger reads of a substrate event."""
-
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def ts(self) -> float: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def attrs(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
