@@ -17,12 +17,12 @@ import logging
 import secrets
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import trio
 
-from solace.clock import check_instant
+from solace.clock import Clock, check_instant
 from solace.config.schema import Config, StoreConfig
 from solace.conversation.events import Appended, Draft
 from solace.conversation.store import AsyncSubstrate, EventStore
@@ -50,6 +50,10 @@ from solace.facts.model import (
 from solace.facts.projection import FactProjection
 from solace.facts.ranking import evict_order, render_block, score_facts
 from solace.facts.vault import KeyVault
+from solace.models.embedder import Embedder
+from solace.models.guard import Guard
+from solace.models.llm import LLM
+from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
 from solace.validation import InvalidObservationError, check_text
 
@@ -58,18 +62,6 @@ __all__ = ["MAX_FACT_CHARS", "FactMemory", "check_memory_id"]
 log = logging.getLogger("solace.facts")
 
 MAX_FACT_CHARS = 2000
-
-
-class _Embedder(Protocol):
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-class _Tokenizer(Protocol):
-    def count(self, text: str) -> int: ...
-
-
-class _Clock(Protocol):
-    def now(self) -> float: ...
 
 
 def check_memory_id(memory_id: object) -> str:
@@ -101,8 +93,8 @@ class FactMemory:
     """
 
     def __init__(self, *, substrate: AsyncSubstrate, vault: KeyVault, config: Config,
-                 embedder: _Embedder, tokenizer: _Tokenizer, offloader: Offloader,
-                 clock: _Clock, llm: Any = None, guard: Any = None) -> None:
+                 embedder: Embedder, tokenizer: Tokenizer, offloader: Offloader,
+                 clock: Clock, llm: LLM | None = None, guard: Guard | None = None) -> None:
         self._store = EventStore(substrate)
         self._vault = vault
         self.config = config
