@@ -302,8 +302,9 @@ async def import_rows(memory: FactMemory, rows: Sequence[ImportRow | Mapping[str
     Raises:
         ImportFileError: a bad mapping. UnknownStoreError: ``store`` is not configured.
     """
-    checked = [r if isinstance(r, ImportRow) else rows_from_records([r], source="rows")[0]
-               for r in rows]
+    checked: list[ImportRow] = []
+    for r in rows:  # a history row (superseded, evicted) of an export is skipped
+        checked.extend([r] if isinstance(r, ImportRow) else rows_from_records([r], source="rows"))
     name = memory.store_name(store)
     by_id: dict[str, list[int]] = {}
     for i, row in enumerate(checked):
