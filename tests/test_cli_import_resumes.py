@@ -23,6 +23,9 @@ from solace.runtime import extra_kinds
 from substrate import KeySource, open_substrate
 
 CONFIG = '[models]\nembedder = "hashing"\nllm_backend = "none"\n'
+# Resuming is about the substrate's import keys; distilling 30,000 lines into facts and
+# daily logs (tested in tests/test_workspace_wired_import_and_cli.py) would only slow it.
+RAW_CONFIG = CONFIG + "[facts]\nenabled = false\n[workspace]\nenabled = false\n"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
 
 LOCOMO = [{
@@ -41,9 +44,10 @@ LOCOMO = [{
 }]
 
 
-def solace(tmp_path: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+def solace(tmp_path: Path, *args: str | Path,
+           config_text: str = CONFIG) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "solace.toml"
-    config.write_text(CONFIG)
+    config.write_text(config_text)
     return subprocess.run(
         [sys.executable, "-m", "solace", "--config", str(config), *map(str, args)],
         capture_output=True, text=True, timeout=300, env=ENV, check=False,
@@ -154,7 +158,7 @@ def test_ctrl_c_during_an_import_exits_130_and_a_rerun_resumes_without_duplicate
     path, home = tmp_path / "big.jsonl", tmp_path / "home"
     path.write_text(jsonl_lines(total))
     config = tmp_path / "solace.toml"
-    config.write_text(CONFIG)
+    config.write_text(RAW_CONFIG)
     proc = subprocess.Popen(
         [sys.executable, "-m", "solace", "--config", str(config), "import", "jsonl", str(path),
          "--home", str(home)],
@@ -180,7 +184,7 @@ def test_ctrl_c_during_an_import_exits_130_and_a_rerun_resumes_without_duplicate
     counts = imported(home)
     assert sum(counts.values()) == kept and 0 < kept < total
 
-    rerun = solace(tmp_path, "import", "jsonl", path, "--home", home)
+    rerun = solace(tmp_path, "import", "jsonl", path, "--home", home, config_text=RAW_CONFIG)
     assert rerun.returncode == 0, rerun.stderr
     assert f"imported {total - kept} new events" in rerun.stdout
     assert f"({kept} already there, skipped)" in rerun.stdout
