@@ -20,22 +20,29 @@ before anything is written.
 Replayed history counts as lived (seed 003): each written batch is distilled as a
 live turn is, at the items' dates (the runtime's :class:`~solace.clock.ReplayClock`
 follows them): every line goes through fact memory's extractor under the runtime's
-default memory id (the speaker names the person), then the workspace catches up, so
-each day whose lines teach a fact gets its daily log (facts, never the transcript),
-and the workspace's heartbeat runs as each replayed day begins and once at the end
+default memory id (the speaker names the person), then the workspace records a
+``digest`` for each replayed day the batch touches (a deterministic extractive
+summary of that day's imported lines, secrets dropped, at the day's last imported
+event's time; see :mod:`solace.workspace.digest`; a line the rules extractor finds a
+fact in is left to that fact, so deleting the fact still takes it out of every
+file), so each day with events gets its
+daily log (facts learned and a ``Conversation`` summary, never the transcript), and
+the workspace's heartbeat runs as each replayed day begins and once at the end
 (MEMORY.md and the roll-ups every ``[workspace] synthesize_every_hours`` of replayed
-time). A batch
-cut short after its write and before its distillation is not distilled again by a
-re-run (its events are skipped as imported).
+time). A digest is keyed by the day and the import keys it covers, so a re-import that
+skips every item adds none; a day that gains lines gets one that supersedes the old.
+A batch cut short after its write and before its distillation is not distilled again
+by a re-run (its events are skipped as imported).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +51,7 @@ from solace.validation import InvalidObservationError, check_observation
 __all__ = [
     "IMPORT_KEY",
     "ImportFormatError",
+    "ImportHistory",
     "ImportItem",
     "imported_keys",
     "import_batches",
@@ -52,6 +60,8 @@ __all__ = [
 
 #: The event attribute that names an imported event's source.
 IMPORT_KEY = "import_key"
+
+log = logging.getLogger(__name__)
 
 
 class ImportFormatError(ValueError):
@@ -198,7 +208,10 @@ async def import_batches(
     """
     from solace.runtime import Observation
 
-    done = await imported_keys(runtime.substrate)
+    held = [e for e in await runtime.substrate.scan(kind="message") if IMPORT_KEY in e.attrs]
+    done = {e.attrs[IMPORT_KEY] for e in held}
+    history = ImportHistory(ImportItem(e.attrs[IMPORT_KEY], e.agent, e.content, e.ts)
+                            for e in held)
     on_skipped(sum(1 for batch in batches for item in batch if item.key in done))
     for batch in batches:
         todo = [item for item in batch if item.key not in done]
@@ -211,21 +224,70 @@ async def import_batches(
             await runtime.observe_many(observations)
             done.update(item.key for item in todo)
             await runtime.settle()
-            await distil(runtime, todo)
+            await distil(runtime, todo, history)
         yield len(todo)
     link = getattr(runtime, "workspace_link", None)
     if link is not None:
         await link.after_import(final=True)
 
 
-async def distil(runtime: Any, items: Sequence[ImportItem]) -> int:
+class ImportHistory:
+    """Every imported line the home holds (and this import adds), by import key, and
+    indexed by calendar day once a day function is given (:meth:`of_days`)."""
+
+    def __init__(self, items: Any = ()) -> None:
+        self._items: dict[str, ImportItem] = {}
+        self._days: dict[date, dict[str, ImportItem]] | None = None
+        self._day_of: Callable[[float], date] | None = None
+        self._teaches: dict[str, bool] = {}
+        self.add(items)
+
+    def add(self, items: Any) -> None:
+        """Remember ``items`` (an item already held by key is kept as it was)."""
+        for item in items:
+            if item.key in self._items:
+                continue
+            self._items[item.key] = item
+            if self._days is not None and self._day_of is not None:
+                self._days.setdefault(self._day_of(item.at), {})[item.key] = item
+
+    def of_days(self, days: set[date], day_of: Callable[[float], date]) -> list[ImportItem]:
+        """Every held line whose ``day_of`` its time is in ``days``, except a line that
+        teaches a fact (:meth:`teaches`): the daily log has it as that fact, which
+        leaves every file when it is deleted; a digest must not keep it."""
+        if self._days is None or self._day_of is not day_of:
+            self._day_of, self._days = day_of, {}
+            for item in self._items.values():
+                self._days.setdefault(day_of(item.at), {})[item.key] = item
+        return [item for d in sorted(days) for item in self._days.get(d, {}).values()
+                if not self.teaches(item)]
+
+    def teaches(self, item: ImportItem) -> bool:
+        """True if the rules extractor finds a fact in ``item`` (deterministic, so a
+        re-run or a later import decides the same; remembered by key)."""
+        found = self._teaches.get(item.key)
+        if found is None:
+            from solace.facts import Exchange
+            from solace.facts.extract_rules import extract_facts
+
+            exchange = Exchange(item.text, ts=item.at, speaker=item.speaker)
+            found = self._teaches[item.key] = bool(extract_facts(exchange, limit=1))
+        return found
+
+
+async def distil(runtime: Any, items: Sequence[ImportItem],
+                 history: ImportHistory | None = None) -> int:
     """Distil imported ``items`` as lived turns: each through fact memory's extractor
     (under the runtime's default memory id, stated at the item's date, the speaker
     naming the person; with the ``rules`` extractor, the batch's facts are classified
-    and written as one batch), then the workspace's import step (a heartbeat as each
-    replayed day begins). Without fact memory or a workspace, that part is
-    skipped. Never raises for a failing fact store (logged once, counted in
-    ``runtime.fact_tools.failures["import"]``). Returns the facts written."""
+    and written as one batch), then the workspace's digest of each day the items touch
+    (over that day's imported lines ``history`` holds, ``items`` included, but those
+    that teach a fact: :meth:`ImportHistory.of_days`; see
+    :meth:`~solace.workspace.Workspace.digest_import`), then its import step (a
+    heartbeat as each replayed day begins). Without fact memory or a workspace, that
+    part is skipped. Never raises for a failing fact store (logged once, counted in
+    ``runtime.fact_tools.failures["import"]``) or a failing digest (logged, counted in
+    ``runtime.workspace_link.failures["digest"]``). Returns the facts written."""
     facts = getattr(runtime, "facts", None)
     written = 0
     if facts is not None:
@@ -235,8 +297,23 @@ async def distil(runtime: Any, items: Sequence[ImportItem]) -> int:
             runtime.fact_tools.note_failure("import", exc)
     link = getattr(runtime, "workspace_link", None)
     if link is not None:
+        await _digest(link, items, history if history is not None else ImportHistory())
         await link.after_import()
     return written
+
+
+async def _digest(link: Any, items: Sequence[ImportItem], history: ImportHistory) -> None:
+    history.add(items)
+    ws = link.workspace
+    if ws is None:
+        return
+    try:
+        day_of = ws.ledger.day_of
+        await ws.digest_import(history.of_days({day_of(i.at) for i in items}, day_of))
+    except Exception as exc:  # an import is not failed by the workspace
+        link.failures["digest"] += 1
+        log.error("workspace: an imported day's digest failed (%s: %s)",
+                  type(exc).__name__, exc)
 
 
 async def _extract(facts: Any, memory_id: str, items: Sequence[ImportItem]) -> int:

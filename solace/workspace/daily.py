@@ -10,7 +10,10 @@ NOW.md needs: topic titles, the active topic, open notes, the last decisions);
 * a topic's summary when the topic closes (``topic`` ``op=summary``, ``close``);
 * notes (``note`` ``$set`` and ``update``);
 * decisions: curation moves (``curation``) and durable facts (``fact`` ``$set`` /
-  ``$unset``).
+  ``$unset``);
+* an imported day's digest (``workspace`` ``op=digest``): its points under
+  ``Conversation``, at the day's last imported event's time; a later digest of the
+  same day replaces the earlier one's bullets.
 
 Never a ``message`` or tool event: a daily log holds no transcript. Days are the
 events' dates in the configured time zone.
@@ -26,12 +29,12 @@ from datetime import date, datetime, tzinfo
 
 from solace.conversation.events import LoggedEvent
 from solace.conversation.extractive import sentences
-from solace.workspace.events import WORKSPACE_KIND, edit_of
+from solace.workspace.events import WORKSPACE_KIND, digest_of, edit_of
 from solace.workspace.model import Doc, Edit, Item, Section
 
 __all__ = [
-    "DAILY_PREAMBLE", "LEDGER_KINDS", "Change", "Entry", "Ledger", "fact_subject", "render_day",
-    "summary_points",
+    "DAILY_PREAMBLE", "DIGEST_SUBJECT", "LEDGER_KINDS", "Change", "Entry", "Ledger",
+    "fact_subject", "render_day", "summary_points",
 ]
 
 DAILY_PREAMBLE = (
@@ -45,6 +48,8 @@ _CURATION_WORDS = {
     "undeprecate": "no longer deprecated",
 }
 _KEEP_DECISIONS = 20
+#: The heading subject of an imported day's digest.
+DIGEST_SUBJECT = "Conversation"
 #: The substrate kinds the ledger reads.
 LEDGER_KINDS: tuple[str, ...] = ("memfact", "topic", "note", "curation", "fact", WORKSPACE_KIND)
 
@@ -120,6 +125,8 @@ class Ledger:
         self._fact_days: dict[tuple[str, str], date] = {}
         self._memory_days: dict[str, set[date]] = {}
         self._seen: set[int] = set()
+        #: day -> (coverage, entries) of the day's newest imported digest.
+        self.digests: dict[date, tuple[str, list[Entry]]] = {}
 
     def day_of(self, ts: float) -> date:
         """The calendar date of ``ts`` in the ledger's time zone."""
@@ -195,10 +202,27 @@ class Ledger:
             key = str(a.get("key", ""))
             text = f"{key}: {_one_line(e.content)}" if op == "$set" else f"{key}: removed"
             self._decide(change, e.ts, f"Decision: {key}", text)
+        elif op == "digest":
+            self._apply_digest(e, change)
         else:
             edit = edit_of(e.kind, e.content, a)
             if edit is not None:
                 change.edits.append((e.ts, edit))
+
+    def _apply_digest(self, e: LoggedEvent, change: Change) -> None:
+        digest = digest_of(e.kind, e.content, e.attrs)
+        if digest is None:
+            return
+        old = self.digests.pop(digest.day, None)
+        if old is not None:  # superseded: the day's earlier digest leaves its log
+            kept = self.days.get(digest.day, [])
+            self.days[digest.day] = [x for x in kept if all(x is not o for o in old[1])]
+            change.days.add(digest.day)
+        entries = [Entry(digest.at, DIGEST_SUBJECT, _one_line(p)) for p in digest.points]
+        for entry in entries:
+            self.days.setdefault(digest.day, []).append(entry)
+        change.days.add(digest.day)
+        self.digests[digest.day] = (digest.coverage, entries)
 
     def _apply_fact(self, e: LoggedEvent, op: str, change: Change) -> None:
         a = e.attrs
@@ -228,10 +252,13 @@ class Ledger:
 def render_day(day: date, entries: Iterable[Entry],
                fact_text: Callable[[str, str], str | None], tz: tzinfo) -> Doc:
     """The daily log of ``day``: one ``## YYYY-MM-DD HH:MM - subject`` section per
-    minute and subject, bullets in event order. A fact whose text ``fact_text`` no
+    minute and subject, bullets in event order (an imported digest's after the other
+    bullets of its instant). A fact whose text ``fact_text`` no
     longer knows (deleted) is left out; a section left empty is dropped."""
     groups: dict[tuple[str, str], list[Item]] = {}
-    for entry in sorted(entries, key=lambda x: x.ts):
+    # A digest is folded when the workspace writes it, a fact when it catches up: at
+    # the same instant the digest goes last, so a live render and a rebuild agree.
+    for entry in sorted(entries, key=lambda x: (x.ts, x.subject == DIGEST_SUBJECT)):
         text = entry.text
         if entry.fact is not None:
             found = fact_text(*entry.fact)

@@ -35,8 +35,9 @@ from solace.offload import Offloader
 from solace.sealed import write_private
 from solace.workspace import files as fs
 from solace.workspace.daily import LEDGER_KINDS, Ledger, render_day
+from solace.workspace.digest import ImportedLine, new_digests
 from solace.workspace.errors import WorkspaceDisabledError
-from solace.workspace.events import edit_draft
+from solace.workspace.events import digest_draft, edit_draft
 from solace.workspace.markdown import Hasher, diff, item_pairs, parse, render, scrub
 from solace.workspace.model import SESSION_TYPES, Doc, Edit, NowState, SessionContext
 from solace.workspace.now import fill_now, render_now
@@ -256,6 +257,22 @@ class Workspace:
         for rel, text, version in writes:
             write_private(self.root / rel, text.encode(), what=f"workspace file {rel}")
             self.state.adopt(rel, version)  # on disk now: the older version is history
+
+    async def digest_import(self, lines: Iterable[ImportedLine]) -> int:
+        """Record one ``digest`` event for each day of imported ``lines`` (a day's
+        lines: all it holds, earlier imports' included) whose digest the ledger lacks
+        for exactly those import keys, and render those days. The same lines never
+        yield a second digest; a day with new lines gets one that supersedes the old.
+        Returns how many digests were recorded (see :mod:`solace.workspace.digest`)."""
+        async with self._lock:
+            digests = new_digests(lines, self.ledger, self._tokenizer)
+            if not digests:
+                return 0
+            appended = await self._store.append([digest_draft(d) for d in digests],
+                                                self.clock.now())
+            await self._absorb(appended, render=True)
+            self.counters["digests"] += len(digests)
+            return len(digests)
 
     # ------------------------------------------------------------------ human edits
     async def reload(self) -> list[Edit]:
