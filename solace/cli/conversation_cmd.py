@@ -25,7 +25,13 @@ import trio
 
 from solace.app.api import FactView
 from solace.cli.errors import CliError, UsageError, guarded
-from solace.cli.options import add_common, config_of, existing_home, finish
+from solace.cli.options import (
+    add_common,
+    config_of,
+    existing_home,
+    finish,
+    open_home_substrate,
+)
 from solace.cli.remote import Remote, local_or_remote, quoted
 from solace.cli.views import (
     fact_views,
@@ -49,10 +55,7 @@ from solace.conversation.sessions import current_session
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
-from solace.runtime import extra_kinds
 from solace.surfaces.repl_commands import REPL_COMMANDS, handle_repl_line
-from substrate import KeySource
-from substrate.aio import open_trio_substrate
 
 __all__ = ["handle_repl_line", "register", "repl_commands"]
 
@@ -162,12 +165,7 @@ def _command(action: Action,
 
 async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Action) -> str:
     cfg = home.config
-    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
-    sub = await open_trio_substrate(
-        home.substrate_dir, key_source=keys, fsync=cfg.substrate.fsync,
-        extra_kinds=extra_kinds(cfg),
-    )
-    async with sub:
+    async with await open_home_substrate(home) as sub:
         tokenizer = WordPieceTokenizer(cfg.models.embedder_path)
         conv = await open_conversations(
             substrate=sub, config=cfg.conversation, llm=NoLLM(), embedder=HashingEmbedder(),

@@ -39,7 +39,13 @@ from typing import Any
 import trio
 
 from solace.cli.errors import UsageError, guarded
-from solace.cli.options import add_common, config_of, existing_home, finish
+from solace.cli.options import (
+    add_common,
+    config_of,
+    existing_home,
+    finish,
+    open_home_substrate,
+)
 from solace.cli.remote import Remote, local_or_remote, quoted
 from solace.clock import WallClock
 from solace.config import Config
@@ -156,15 +162,9 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
     from solace.facts import open_fact_memory
     from solace.models import Guard, NoLLM, build_embedder, build_llm, build_tokenizer
     from solace.offload import Offloader
-    from solace.runtime import extra_kinds
-    from substrate import KeySource
-    from substrate.aio import open_trio_substrate
 
     cfg = home.config
-    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
-    sub = await open_trio_substrate(home.substrate_dir, key_source=keys,
-                                    fsync=cfg.substrate.fsync, extra_kinds=extra_kinds(cfg))
-    async with sub:
+    async with await open_home_substrate(home) as sub:
         tokenizer = build_tokenizer(cfg.models)
         uses_llm = any(s.extraction_mode == "llm" for s in cfg.stores.values())
         embedder, offloader = build_embedder(cfg.models), Offloader(1)

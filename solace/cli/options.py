@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solace.cli.errors import CliError, UsageError
 from solace.config import Config, load_config
 from solace.home import DEFAULT_HOME, Home
+
+if TYPE_CHECKING:
+    from substrate.aio import TrioSubstrate
 
 __all__ = ["add_common", "config_of", "existing_home", "finish", "usable_home"]
 
@@ -110,3 +114,17 @@ def existing_home(path: str | Path, config: Config, *, substrate: bool = True) -
         if not sub.is_dir() or not any(sub.iterdir()):
             raise CliError(f"no Solace home at {root} (it holds no substrate); {create}")
     return root
+
+
+async def open_home_substrate(home: Home) -> TrioSubstrate:
+    """The home's substrate as the commands that act on it directly open it: its key
+    source and fsync policy from the config, every kind the runtime writes. Use it in
+    ``async with``."""
+    from solace.runtime import extra_kinds
+    from substrate import KeySource
+    from substrate.aio import open_trio_substrate
+
+    cfg = home.config
+    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
+    return await open_trio_substrate(home.substrate_dir, key_source=keys,
+                                     fsync=cfg.substrate.fsync, extra_kinds=extra_kinds(cfg))

@@ -26,7 +26,7 @@ from typing import Any
 import trio
 
 from solace.cli.errors import CliError, guarded
-from solace.cli.options import add_common, config_of, existing_home
+from solace.cli.options import add_common, config_of, existing_home, open_home_substrate
 from solace.config import Config
 from solace.home import Home
 
@@ -96,17 +96,11 @@ async def _run(home: Home, args: argparse.Namespace, action: Action) -> str:
     from solace.clock import WallClock
     from solace.models import Guard, NoLLM, build_embedder, build_llm, build_tokenizer
     from solace.offload import Offloader
-    from solace.runtime import extra_kinds
     from solace.runtime_workspace import open_workspace_or_none
     from solace.shared import SharedEmbedder
-    from substrate import KeySource
-    from substrate.aio import open_trio_substrate
 
     cfg = home.config
-    keys = KeySource(key_file=home.key_file, env_var=cfg.substrate.key_env or None)
-    sub = await open_trio_substrate(home.substrate_dir, key_source=keys,
-                                    fsync=cfg.substrate.fsync, extra_kinds=extra_kinds(cfg))
-    async with sub:
+    async with await open_home_substrate(home) as sub:
         tokenizer = build_tokenizer(cfg.models)
         uses_llm = (cfg.workspace.summary_mode == "llm"
                     or any(s.extraction_mode == "llm" for s in cfg.stores.values()))
