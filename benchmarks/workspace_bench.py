@@ -60,7 +60,7 @@ from solace.memory.lexical import terms  # noqa: E402
 from solace.models import HashingEmbedder, WordPieceTokenizer  # noqa: E402
 from solace.offload import Offloader  # noqa: E402
 from solace.runtime import extra_kinds, open_runtime  # noqa: E402
-from solace.workspace import WORKSPACE_KINDS, Workspace  # noqa: E402
+from solace.workspace import Workspace  # noqa: E402
 from substrate import KeySource  # noqa: E402
 from substrate.aio import open_trio_substrate  # noqa: E402
 
@@ -75,14 +75,10 @@ def _file_context(files: Path) -> str:
     return "\n".join(parts)
 
 
-async def replay(conv: Conversation, home: Path, embedder: Any,
-                 tok: WordPieceTokenizer) -> dict[str, Any]:
-    config = Config()
-    where = Home.at(home, config)
-    clock = ReplayClock(conv.sessions[0][0].at)
-    sub = await open_trio_substrate(
-        where.substrate_dir, key_source=KeySource(key_file=where.key_file),
-        extra_kinds=(*extra_kinds(config), *WORKSPACE_KINDS), fsync="never")
+
+def questions_by_session(conv: Any) -> dict[int, list[Any]]:
+    """Answerable questions (categories 1-4) by the last session their evidence is in:
+    a question is asked once that session has been replayed."""
     session_of = {t.dia_id: i for i, s in enumerate(conv.sessions) for t in s}
     by_session: dict[int, list[Any]] = defaultdict(list)
     for q in conv.questions:
@@ -90,6 +86,17 @@ async def replay(conv: Conversation, home: Path, embedder: Any,
             known = [session_of[e] for e in q.evidence if e in session_of]
             if known:
                 by_session[max(known)].append(q)
+    return by_session
+
+async def replay(conv: Conversation, home: Path, embedder: Any,
+                 tok: WordPieceTokenizer) -> dict[str, Any]:
+    config = Config()
+    where = Home.at(home, config)
+    clock = ReplayClock(conv.sessions[0][0].at)
+    sub = await open_trio_substrate(
+        where.substrate_dir, key_source=KeySource(key_file=where.key_file),
+        extra_kinds=extra_kinds(config), fsync="never")
+    by_session = questions_by_session(conv)
     rows, scores = [], []
     raw_tokens = 0
     started = time.perf_counter()
@@ -163,13 +170,7 @@ async def runtime_recall(conv: Conversation, budgets: list[int], minilm: bool,
     config = Config(models=ModelsConfig(embedder="minilm" if minilm else "hashing",
                                         llm_backend="none"),
                     substrate=SubstrateConfig(fsync="never"))
-    session_of = {t.dia_id: i for i, s in enumerate(conv.sessions) for t in s}
-    by_session: dict[int, list[Any]] = defaultdict(list)
-    for q in conv.questions:
-        if q.answer and q.category in (1, 2, 3, 4) and q.evidence:
-            known = [session_of[e] for e in q.evidence if e in session_of]
-            if known:
-                by_session[max(known)].append(q)
+    by_session = questions_by_session(conv)
     scores: list[tuple[int, float]] = []
     async with open_runtime(home, config, clock=ReplayClock(conv.sessions[0][0].at),
                             warm_up=False) as rt:

@@ -171,27 +171,27 @@ def _slot(kind: str, hint: str, match: re.Match[str], clause_head: str) -> str:
     return f"{kind}:{head}" if head else kind
 
 
+#: The conversation layer's statement keys as third-person facts: template and slot.
+_STATEMENTS = {
+    "name": ("{name}'s name is {value}", "name"),
+    "lives_in": ("{name} lives in {value}", "residence"),
+    "from": ("{name} is from {value}", "origin"),
+    "works_at": ("{name} works at {value}", "employer"),
+    "job": ("{name} works as {value}", "job"),
+    "age": ("{name} is {value} years old", "age"),
+    "birthday": ("{name}'s birthday is {value}", "birthday"),
+    "allergy": ("{name} is allergic to {value}", "allergy"),
+}
+
+
 def _statement_facts(clause: str, exchange: Exchange, order: int) -> list[_Found]:
     """Identity facts by the conversation layer's statement patterns, in third person."""
     name = _subject(exchange)
     out = []
     for key, value in facts_from_statement(clause).items():
-        if key == "name":
-            text, slot = f"{name}'s name is {value}", "name"
-        elif key == "lives_in":
-            text, slot = f"{name} lives in {value}", "residence"
-        elif key == "from":
-            text, slot = f"{name} is from {value}", "origin"
-        elif key == "works_at":
-            text, slot = f"{name} works at {value}", "employer"
-        elif key == "job":
-            text, slot = f"{name} works as {value}", "job"
-        elif key == "age":
-            text, slot = f"{name} is {value} years old", "age"
-        elif key == "birthday":
-            text, slot = f"{name}'s birthday is {value}", "birthday"
-        elif key == "allergy":
-            text, slot = f"{name} is allergic to {value}", "allergy"
+        if key in _STATEMENTS:
+            template, slot = _STATEMENTS[key]
+            text = template.format(name=name, value=value)
         elif key.startswith("favourite_"):
             what = key.removeprefix("favourite_").replace("_", " ")
             text, slot = f"{name}'s favourite {what} is {value}", f"preference:{stem(what)}"

@@ -107,6 +107,7 @@ class FactMemory:
         self.projection = FactProjection()
         self.counters: Counter[str] = Counter()
         self._vectors: dict[str, np.ndarray] = {}
+        self._tokens: dict[str, int] = {}
         self._lock = trio.Lock()
         self._llm_failures = 0
 
@@ -356,7 +357,7 @@ class FactMemory:
         if len(inputs) < 2 or (not force and policy.compact_above_tokens <= 0):
             return None
         texts = [f.text for f in inputs]
-        if not force and self._tokenizer.count("\n".join(texts)) <= policy.compact_above_tokens:
+        if not force and self._tokens_of(inputs) <= policy.compact_above_tokens:
             return None
         from solace.facts.compactor import propose
 
@@ -411,6 +412,7 @@ class FactMemory:
             await self._append([ev.delete_draft(memory_id, fact_id, ev.FACT_AGENT)],
                                self._clock.now(), {})
             self._vectors.pop(fact_id, None)
+            self._tokens.pop(fact_id, None)
             self.counters["deleted"] += 1
             return fact
 
@@ -419,12 +421,13 @@ class FactMemory:
         check_memory_id(memory_id)
         async with self._lock:
             facts = self.projection.facts(memory_id)
-            await self._offloader.run(self._vault.destroy_all, memory_id)
-            if facts or self._vault.memory_ids().count(memory_id):
+            held = await self._offloader.run(self._vault.destroy_all, memory_id)
+            if facts or held:
                 await self._append([ev.forget_draft(memory_id, ev.FACT_AGENT)],
                                    self._clock.now(), {})
             for f in facts:
                 self._vectors.pop(f.fact_id, None)
+                self._tokens.pop(f.fact_id, None)
             self.counters["forgotten"] += len(facts)
             return len(facts)
 
@@ -434,6 +437,15 @@ class FactMemory:
         vectors = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1.0, norms)
+
+    def _tokens_of(self, facts: Sequence[Fact]) -> int:
+        """Tokens of ``facts`` one per line (WordPiece counts add up over whitespace), each
+        fact counted once per process: the budget check runs after every write."""
+        missing = [f for f in facts if f.fact_id not in self._tokens]
+        for f, n in zip(missing, self._tokenizer.count_many([f.text for f in missing]),
+                        strict=True):
+            self._tokens[f.fact_id] = n
+        return sum(self._tokens[f.fact_id] for f in facts)
 
     async def _vectors_of(self, facts: Sequence[Fact]) -> np.ndarray:
         missing = [f for f in facts if f.fact_id not in self._vectors]

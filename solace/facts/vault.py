@@ -100,11 +100,12 @@ class KeyVault:
             keys = {k: v for k, v in self._load(memory_id).items() if k not in set(fact_ids)}
             self._save(memory_id, keys)
 
-    def destroy_all(self, memory_id: str) -> None:
-        """Forget every key of ``memory_id`` (its file is unlinked)."""
+    def destroy_all(self, memory_id: str) -> bool:
+        """Forget every key of ``memory_id`` (its file is unlinked); True if it held any."""
         with self._lock:
-            self._load(memory_id)
+            held = bool(self._load(memory_id))
             self._save(memory_id, {})
+            return held
 
     def memory_ids(self) -> list[str]:
         """The memory ids that hold at least one key, sorted."""
