@@ -142,7 +142,6 @@ class Runtime:
         self.session_type = check_session_type(session_type)
         self.workspace: Workspace | None = None
         self.workspace_link = WorkspaceLink(lambda: self.workspace, clock)
-        self.fact_tools.on_change = self.workspace_link.sync
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
@@ -300,11 +299,6 @@ class Runtime:
         for event in events:
             await self.deliver(event)
         await self.workspace_link.events(events)
-
-    async def sync_workspace(self) -> None:
-        """Bring the workspace up to date with the substrate now (after a fact-memory
-        write, delete or forget made outside a turn: the app's calls). Never raises."""
-        await self.workspace_link.sync()
 
     async def reload_workspace(self) -> str:
         """``/reload``: record the human's edits of the workspace files and rebuild Main's
@@ -649,6 +643,8 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
         on_appended=rt.deliver_all,
     )
     rt.facts = await open_fact_memory_or_none(rt.home, config, models, rt.substrate, rt.clock)
+    if rt.facts is not None:  # every fact write, delete and forget reaches the workspace
+        rt.facts.on_appended = rt.workspace_link.events
     if rt.facts is None:
         rt.fact_tools.off_logged()  # its one log line was written: turns do not repeat it
     rt.workspace = await open_workspace_or_none(rt.home, config, models, rt.substrate,

@@ -3,8 +3,8 @@
 The runtime opens the home's :class:`~solace.workspace.Workspace` after fact memory
 (:func:`open_workspace_or_none`) and reaches it only through one
 :class:`WorkspaceLink`: each batch of events the conversation layer appends
-(:meth:`WorkspaceLink.events`), every fact-memory write, delete or forget
-(:meth:`WorkspaceLink.sync`, a ``catch_up``: fact memory has no append hook), the
+(:meth:`WorkspaceLink.events`), every batch fact memory appends (writes, deletes,
+forgets: the same call, as ``FactMemory.on_appended``), the
 Time actor's heartbeat (:meth:`WorkspaceLink.heartbeat`: NOW.md each cycle,
 MEMORY.md and the roll-ups every ``synthesize_every_hours``), a session's start and
 ``/reload`` (:meth:`WorkspaceLink.session_context`), and an import's batches
@@ -120,7 +120,7 @@ class WorkspaceLink:
         clock: the runtime's clock (an import's heartbeats follow its replayed days).
 
     Attributes:
-        failures: failed calls by operation (``events``, ``sync``, ``heartbeat``,
+        failures: failed calls by operation (``events``, ``heartbeat``,
             ``session``).
         beats: heartbeats run (the Time actor's and an import's).
     """
@@ -148,17 +148,6 @@ class WorkspaceLink:
             await ws.on_events(list(events))
         except Exception as exc:
             self._failed("events", exc)
-
-    async def sync(self) -> None:
-        """Catch up with the substrate: after fact memory writes, deletes or forgets, so a
-        learned fact reaches today's log and a deleted one leaves every file at once."""
-        ws = self.workspace
-        if ws is None:
-            return
-        try:
-            await ws.catch_up()
-        except Exception as exc:
-            self._failed("sync", exc)
 
     async def heartbeat(self) -> bool:
         """One workspace cycle: catch up, rewrite NOW.md (from the substrate: the active

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +65,6 @@ class FactTools:
         failures: fact-store failures by operation (``recall``, ``extract``,
             ``remember``, ``recall_tool``), and ``off`` turns that carried a memory id
             while fact memory was off.
-        on_change: awaited after every write that reached fact memory (a turn's
-            extraction, the ``remember`` tool): the runtime's workspace catch-up, so
-            a learned fact reaches today's daily log. Must not raise.
     """
 
     def __init__(self, facts: Callable[[], FactMemory | None], *, default_id: str) -> None:
@@ -75,7 +72,6 @@ class FactTools:
         self.default_id = default_id
         self.turn = TurnMemory(default_id)
         self.failures: Counter[str] = Counter()
-        self.on_change: Callable[[], Awaitable[None]] | None = None
         self._logged: set[str] = set()
 
     @property
@@ -144,8 +140,6 @@ class FactTools:
         except Exception as exc:  # the reply is out already; memory must not break it
             self._failed("extract", exc)
             return []
-        if written:
-            await self._changed()
         return written
 
     # ---------------------------------------------------------------- the tools
@@ -191,7 +185,6 @@ class FactTools:
             if name == "remember":
                 result = await facts.remember(turn.memory_id, args["text"], store=turn.store,
                                               importance=args.get("importance"), agent=agent)
-                await self._changed()
                 return {"ok": True, "result": remember_line(result),
                         "class": result.write_class.value, "reason": result.reason,
                         "fact_id": result.fact.fact_id, "memory_id": turn.memory_id,
@@ -207,10 +200,6 @@ class FactTools:
         except Exception as exc:  # a failing store: a result, never a failed turn
             self._failed(f"{name}_tool", exc)
             return {"ok": False, "error": f"{name}: fact memory failed ({exc})"}
-
-    async def _changed(self) -> None:
-        if self.on_change is not None:
-            await self.on_change()
 
     # ---------------------------------------------------------------- logging
 

@@ -53,14 +53,6 @@ class MemoryCalls:
 
     runtime: Runtime
 
-    async def _workspace_follows(self) -> None:
-        """Catch the runtime's workspace up after a write, delete or forget (a learned
-        fact reaches today's daily log; a deleted one leaves every workspace file); a
-        runtime without a workspace has nothing to catch up."""
-        sync = getattr(self.runtime, "sync_workspace", None)
-        if sync is not None:
-            await sync()
-
     def fact_memory(self) -> FactMemory:
         """The runtime's fact memory.
 
@@ -79,7 +71,6 @@ class MemoryCalls:
         CONFLICT, with the reason); ``store``: the request's, else ``default``."""
         result = await self.fact_memory().remember(memory_id, text, store=store,
                                                    importance=importance)
-        await self._workspace_follows()  # today's daily log shows it
         return result
 
     async def recall_facts(self, query: str, memory_id: str, store: str | None = None,
@@ -101,20 +92,17 @@ class MemoryCalls:
         """Delete one fact for good (its key destroyed: a data-subject request); the
         fact as it was. ``UnknownFactIdError`` (a ``KeyError``) names an unknown id."""
         fact = await self.fact_memory().delete(memory_id, fact_id)
-        await self._workspace_follows()  # its text leaves every workspace file now
         return fact
 
     async def forget(self, memory_id: str) -> int:
         """Forget every fact of ``memory_id`` (keys destroyed); how many there were."""
         count = await self.fact_memory().forget(memory_id)
-        await self._workspace_follows()  # their text leaves every workspace file now
         return count
 
     async def consolidate(self, memory_id: str) -> list[Compaction]:
         """Compact ``memory_id``'s live facts now; one verdict per store it has facts in
         (a refused compaction changes nothing and says why)."""
         verdicts = await self.fact_memory().consolidate(memory_id)
-        await self._workspace_follows()
         return verdicts
 
     def export_facts(self, memory_id: str) -> list[dict[str, Any]]:
@@ -145,6 +133,5 @@ class MemoryCalls:
         facts = self.fact_memory()
         checked = rows_from_records(rows, source="import")
         done = await import_rows(facts, checked, store=store, now=self.runtime.clock.now())
-        await self._workspace_follows()
         return [ImportResult(row.memory_id, result.write_class.value, result.reason,
                              result.fact.fact_id) for row, result in done]

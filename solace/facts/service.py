@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,6 +108,10 @@ class FactMemory:
         self.counters: Counter[str] = Counter()
         self._vectors: dict[str, np.ndarray] = {}
         self._tokens: dict[str, int] = {}
+        #: Awaited with every batch of ``memfact`` events this memory appends (writes,
+        #: confirms, evictions, compactions, deletes, forgets), after the projection has
+        #: them: how a follower (the workspace) sees every change. Must not raise.
+        self.on_appended: Callable[[Sequence[Appended]], Awaitable[None]] | None = None
         self._lock = trio.Lock()
         self._llm_failures = 0
 
@@ -284,6 +288,8 @@ class FactMemory:
         appended = await self._store.append(drafts, now)
         for event in appended:
             self.projection.apply(event, texts.get(event.attrs.get("fact_id", "")))
+        if self.on_appended is not None:
+            await self.on_appended(appended)
         return appended
 
     async def _evict(self, memory_id: str, store: str, agent: str, now: float) -> None:
