@@ -84,6 +84,8 @@ _ACTOR_CLASSES: Mapping[str, type[Actor]] = {
     "Mouth": Mouth,
 }
 _LISTENER_BUFFER = 256
+#: Rounds of (actors drained, fades settled) :meth:`Runtime.settle` makes at most.
+SETTLE_PASSES = 4
 
 @dataclass(frozen=True, slots=True)
 class Observation:
@@ -403,11 +405,18 @@ class Runtime:
     # ------------------------------------------------------------ control
 
     async def settle(self) -> None:
-        """Return once no agent has fade work pending at the clock's now (the agents
-        settle concurrently: one agent's compression overlaps another's embedding)."""
-        async with trio.open_nursery() as nursery:
-            for name in ACTORS:
-                nursery.start_soon(self.memories[name].settle)
+        """Return once every actor has handled what it was sent (a chat turn's fact
+        extraction, after its reply, included) and no agent has fade work pending at the
+        clock's now (the agents settle concurrently: one agent's compression overlaps
+        another's embedding)."""
+        for _ in range(SETTLE_PASSES):  # a handled message may send another
+            for actor in self.actors.values():
+                await actor.drained()
+            async with trio.open_nursery() as nursery:
+                for name in ACTORS:
+                    nursery.start_soon(self.memories[name].settle)
+            if all(actor.idle() for actor in self.actors.values()):
+                return
 
     def tune(
         self,

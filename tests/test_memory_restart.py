@@ -89,6 +89,37 @@ async def test_a_deleted_snapshot_is_rebuilt_from_the_substrate(
     assert (env.mem.directory / META_NAME).is_file()  # and snapshotted right away
 
 
+def tracking(memory: Any) -> dict[int, tuple[int, float]]:
+    records = memory.working.records() + list(memory.longterm.records())
+    return {r.record_id: (r.references, r.last_referenced) for r in records}
+
+
+async def test_references_made_by_recall_survive_a_rebuild_from_the_substrate(
+    env: Env, autojump_clock: Any
+) -> None:
+    # References slow a record's fade, so they are memory state: written as touch
+    # events (before the next fade events, and before a snapshot), replayed in order.
+    def touch_some() -> None:
+        for record in env.mem.working.records()[:2] + list(env.mem.longterm.records())[:2]:
+            env.mem.touch(record.record_id, env.clock.now())
+    touch_some()
+    touch_some()
+    await env.sleep_until(7 * DAY)
+    await env.say("Melanie signed up for a pottery class on Friday.", speaker="Melanie")
+    await env.mem.settle()  # fade events follow the first references
+    touch_some()
+    await env.mem.snapshot()
+    touches = [e for e in await env.fade_events() if e.attrs["op"] == "touch"]
+    assert len(touches) >= 2
+    before, tracked = state_of(env.mem), tracking(env.mem)
+    assert any(refs for refs, _ in tracked.values())
+    for path in snapshot_files(env.mem.directory):
+        path.unlink()
+    await env.restart(snapshot=False)
+    assert_same(before, state_of(env.mem))
+    assert tracking(env.mem) == tracked
+
+
 async def test_a_crash_after_fade_events_before_a_snapshot_loses_nothing(
     env: Env, autojump_clock: Any
 ) -> None:

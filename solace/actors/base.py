@@ -59,6 +59,8 @@ class Actor:
         self.retrieval_weights: RetrievalWeights = ctx.config.agent(name).retrieval
         self._send, self._receive = trio.open_memory_channel[Message](INBOX_SIZE)
         self.handled = 0
+        self._sent = 0  # messages put in the inbox; handled == _sent: nothing in flight
+        self._caught_up = trio.Event()
 
     # ------------------------------------------------------------ task tree
 
@@ -75,12 +77,32 @@ class Actor:
 
     async def send(self, message: Message) -> None:
         """Put ``message`` in the inbox (waits while the inbox is full)."""
-        await self._send.send(message)
+        self._sent += 1
+        try:
+            await self._send.send(message)
+        except BaseException:
+            self._sent -= 1
+            raise
+
+    def idle(self) -> bool:
+        """Whether every message sent so far has been handled."""
+        return self.handled >= self._sent
+
+    async def drained(self) -> None:
+        """Return once every message sent so far has been handled to its end (a turn's
+        fact extraction after its reply included)."""
+        while not self.idle():
+            await self._caught_up.wait()
 
     async def _reason(self) -> None:
         async for message in self._receive:
-            await self.handle(message)
-            self.handled += 1
+            try:
+                await self.handle(message)
+            finally:
+                self.handled += 1
+                if self.handled >= self._sent:
+                    self._caught_up.set()
+                    self._caught_up = trio.Event()
 
     async def handle(self, message: Message) -> None:
         """React to one inbox message. The default refuses: an actor must say what it takes."""

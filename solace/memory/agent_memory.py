@@ -33,7 +33,7 @@ import dataclasses
 import functools
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,6 +62,7 @@ from solace.memory.rebuild import (
     rung0_records,
 )
 from solace.memory.record import MemoryRecord
+from solace.memory.references import PendingReferences, touch_event
 from solace.memory.working import WorkingTier
 from solace.models.embedder import Embedder
 from solace.models.llm import ModelError
@@ -114,6 +115,7 @@ class AgentMemory:
         self.longterm = open_longterm_store(dim=dim, params=index_params(memory_config))
         self.counters = FadeCounters()
         self._entries: dict[int, int] = {}  # entry id -> record id standing for it
+        self._references = PendingReferences()  # written before the next fade event
         self._next_extra_id = EXTRA_ID_BASE
         self._lt_queue: deque[tuple[float, int]] = deque()  # (created, id) of long-term rung 2
         self._lock = trio.Lock()
@@ -339,8 +341,12 @@ class AgentMemory:
             record.embedding = np.asarray(vectors[0], dtype=np.float32)
         async with self._lock:
             self._check_add(record)
+            old = self.longterm.get(record.record_id)
+            written = _tracking([old] if old is not None else [])
             await self._append([(record, fade_attrs(
                 "add", record, tier="working", sources=(record.record_id,), embedding=mode))])
+            if old is not None:
+                self._inherit_references(record, [old], written, rekey=True)
             self._enter_working(record)
         self._poke()
 
@@ -369,7 +375,8 @@ class AgentMemory:
         self.counters.added += 1
 
     def touch(self, record_id: int, now: float) -> None:
-        """Count a reference to a working or long-term record.
+        """Count a reference to a working or long-term record (written to the
+        substrate with the agent's next fade events or snapshot: a touch event).
 
         Raises:
             KeyError: the record is in neither tier.
@@ -378,6 +385,7 @@ class AgentMemory:
             self.working.touch(record_id, now)
         else:
             self.longterm.touch(record_id, now)
+        self._references.add(record_id, now)
 
     def next_record_id(self) -> int:
         """A record id no record of this agent has, and no entry id can be."""
@@ -505,6 +513,7 @@ class AgentMemory:
 
     async def _round(self, chosen: list[MemoryRecord], now: float, failed: set[int],
                      report: FadeReport) -> None:
+        planned = _tracking(chosen)
         demotions = await self._demote([r for r in chosen if r.rung < 2], now, failed)
         moving = [r for r in chosen if r.rung == 2]
         async with self._lock:
@@ -512,6 +521,11 @@ class AgentMemory:
             demotions = [d for d in demotions
                          if all(self.working.get(s) is not None for s in d.sources)
                          and all(self.working.get(s) in chosen for s in d.sources)]
+            sources_of = {d.record.record_id: [r for r in map(self.working.get, d.sources)
+                                               if r is not None] for d in demotions}
+            for d in demotions:
+                self._inherit_references(d.record, sources_of[d.record.record_id], planned,
+                                         rekey=False)
             moving = [r for r in moving if self.working.get(r.record_id) is r]
             writes = [(d.record, fade_attrs("demote", d.record, tier="working",
                                             sources=d.sources, embedding=d.embedding))
@@ -522,14 +536,18 @@ class AgentMemory:
             if not writes:  # everything changed under us: leave these records to the next step
                 failed.update(r.record_id for r in chosen)
                 return
+            written = _tracking([*moving, *(r for rs in sources_of.values() for r in rs)])
             await self._append(writes, now)
             report.events += len(writes)
             if moved:  # into long-term before out of working: never in neither tier
                 await self.offloader.run(self.longterm.add, moved)
                 self._lt_queue.extend((r.created, r.record_id) for r in moved)
-            for r in moving:
+            for r, m in zip(moving, moved, strict=True):
+                self._inherit_references(m, [r], written, rekey=True)
                 self.working.remove(r.record_id)
             for d in demotions:
+                self._inherit_references(d.record, sources_of[d.record.record_id], written,
+                                         rekey=True)
                 for source_id in d.sources:
                     self.working.remove(source_id)
                 self.working.add(d.record)
@@ -562,6 +580,7 @@ class AgentMemory:
             if record is not None and record.rung == 2 and record.created == created:
                 due.append(record)
         failed: set[int] = set()
+        planned = _tracking(due)
         demotions = await self._demote(due, now, failed)
         if failed:  # try again at the next step
             self._requeue(due)
@@ -569,6 +588,12 @@ class AgentMemory:
             demotions = [d for d in demotions if self.longterm.get(d.sources[0]) in due]
             if not demotions:
                 return
+            olds = {d.record.record_id: old for d in demotions
+                    if (old := self.longterm.get(d.sources[0])) is not None}
+            for d in demotions:
+                self._inherit_references(d.record, [olds[d.record.record_id]], planned,
+                                         rekey=False)
+            written = _tracking(olds.values())
             try:
                 await self._append([(d.record, fade_attrs(
                     "demote", d.record, tier="longterm", sources=d.sources, embedding="kept"))
@@ -579,7 +604,29 @@ class AgentMemory:
             report.events += len(demotions)
             for d in demotions:
                 await self.offloader.run(self.longterm.replace, d.record)
+                self._inherit_references(d.record, [olds[d.record.record_id]], written,
+                                         rekey=True)
                 self._count(report, d.record.rung, False)
+
+    def _inherit_references(self, record: MemoryRecord, sources: Sequence[MemoryRecord],
+                            since: Mapping[int, int], *, rekey: bool) -> None:
+        """Give ``record`` (replacing ``sources``) the references its sources got after
+        ``since`` (reference counts by id), so none is lost live or on replay.
+
+        ``rekey=False``: references made before the replacement's event was built;
+        their touch event is written before it, and replay sees them on the sources
+        too. ``rekey=True``: references made while it was being written; their touch
+        event comes after it, so they are re-keyed to ``record``'s id.
+        """
+        extra = sum(s.references - since.get(s.record_id, s.references) for s in sources)
+        if extra <= 0:
+            return
+        record.references += extra
+        record.last_referenced = max(record.last_referenced,
+                                     *(s.last_referenced for s in sources))
+        if rekey:
+            for source in sources:
+                self._references.move(source.record_id, record.record_id)
 
     def _requeue(self, records: list[MemoryRecord]) -> None:
         self._lt_queue.extendleft(sorted(((r.created, r.record_id) for r in records),
@@ -587,21 +634,28 @@ class AgentMemory:
 
     async def _append(self, writes: list[tuple[MemoryRecord, dict[str, str]]],
                       ts: float | None = None) -> None:
-        """Append one fade event per (record, attrs), in one substrate write.
+        """Append one fade event per (record, attrs), in one substrate write, after
+        the touch event of the references made since the last write (if any).
 
         Raises:
             StorageFullError: the substrate's disk is full; nothing was written.
         """
         ts = self.clock.now() if ts is None else ts
+        rows = [(self.agent, FADE_KIND, record.text, attrs, ts) for record, attrs in writes]
+        references = self._references.take()
+        if references:
+            rows.insert(0, (self.agent, FADE_KIND, *touch_event(references), ts))
+        if not rows:
+            return
         try:
-            await self.substrate.append_many(
-                [(self.agent, FADE_KIND, record.text, attrs, ts) for record, attrs in writes])
-        except OSError as exc:
-            if is_storage_full(exc):
-                raise storage_full(exc, f"{len(writes)} fade event(s) of {self.agent} "
+            await self.substrate.append_many(rows)
+        except BaseException as exc:
+            self._references.put_back(references)
+            if isinstance(exc, OSError) and is_storage_full(exc):
+                raise storage_full(exc, f"{len(rows)} fade event(s) of {self.agent} "
                                         "to the substrate") from exc
             raise
-        self.counters.events_written += len(writes)
+        self.counters.events_written += len(rows)
 
     # ------------------------------------------------------------ tuning, I/O
 
@@ -633,6 +687,7 @@ class AgentMemory:
                 temporary file is left (the substrate still holds everything).
         """
         async with self._lock:
+            await self._append([])  # the references made since the last fade event
             await snapshot.save(self)
 
     async def aclose(self) -> None:
@@ -702,6 +757,11 @@ class AgentMemory:
             "fade_paused_since": self.full_since,
             "storage_failures": self.storage_failures,
         }
+
+
+def _tracking(records: Iterable[MemoryRecord]) -> dict[int, int]:
+    """Each record's reference count (to see what a replacement must inherit)."""
+    return {r.record_id: r.references for r in records}
 
 
 def _bounded(chosen: list[MemoryRecord]) -> list[MemoryRecord]:

@@ -25,9 +25,8 @@ this event's content).
 Vectors are not stored in events; the replay tracks, for each record, how to make
 its vector — one it already has (from a snapshot), the text whose embedding it is,
 or a weighted mean of such — and the caller embeds all pending texts in one
-batched, offloaded pass. Reference counts changed by ``touch`` after the last
-snapshot are not in the substrate and come back as they were in the last fade event
-or snapshot.
+batched, offloaded pass. Reference tracking rides in ``touch`` fade events (see
+:mod:`~solace.memory.references`), written before the fade events that follow them.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
 from solace.memory.longterm import LongTermTier, open_longterm_store
 from solace.memory.record import MemoryRecord
 from solace.memory.record_codec import record_from_attrs, record_to_attrs
+from solace.memory.references import TOUCH_OP, Reference, parse_touch_attrs
 from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
 
 if TYPE_CHECKING:
@@ -309,6 +309,15 @@ class ReplayState:
         self.recipe_of[rid] = recipe if recipe is not None else change.record.text
         self.applied += 1
 
+    def touch(self, references: Mapping[int, Reference]) -> None:
+        """Apply one touch event: the references its records got (gone ones: none)."""
+        for rid, ref in references.items():
+            record = self.records.get(rid)
+            if record is not None:
+                record.references += ref.count
+                record.last_referenced = ref.last
+        self.applied += 1
+
     def pending_texts(self) -> list[str]:
         """The distinct texts whose embeddings :meth:`records_of` needs."""
         texts: dict[str, None] = {}
@@ -494,9 +503,13 @@ async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any]
     for event in sorted(events, key=lambda e: e.entry_id):
         eid = int(event.entry_id)
         if event.kind == FADE_KIND and event.agent == memory.agent:
-            if eid > fade_since:
+            if eid <= fade_since:
+                continue
+            if event.attrs.get("op") == TOUCH_OP:
+                state.touch(parse_touch_attrs(eid, event.attrs))
+            else:
                 state.apply(parse_fade_event(event))
-                changed += 1
+            changed += 1
         elif eid in perceived and not state.knows_entry(eid):
             p = perceived[eid]
             state.ingest_event(rung0_records(
