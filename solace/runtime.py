@@ -54,7 +54,12 @@ from solace.home import Home
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
-from solace.runtime_workspace import WorkspaceLink, check_session_type, open_workspace_or_none
+from solace.runtime_workspace import (
+    WorkspaceLink,
+    check_session_type,
+    check_turn_type,
+    open_workspace_or_none,
+)
 from solace.sealed import StorageFullError, is_storage_full, storage_full
 from solace.supervision import TaskHealth, supervise
 from solace.validation import (
@@ -453,7 +458,7 @@ class Runtime:
             time_actor.resume()
 
     async def ask(self, text: str, *, memory: str | None = None,
-                  memory_store: str | None = None) -> Speech:
+                  memory_store: str | None = None, session_type: str | None = None) -> Speech:
         """Send a user line to Main and wait for what Mouth says back.
 
         Args:
@@ -461,18 +466,24 @@ class Runtime:
             memory_store: its store (None: Main's configured store, else ``default``).
                 With fact memory off, both are accepted and the turn proceeds
                 without memory.
+            session_type: ``shared`` runs this turn as a shared session's (no
+                MEMORY.md, durable facts or fact recall) in a process serving main
+                sessions; None: the process's own type.
 
         Raises:
             solace.validation.InvalidObservationError: ``text`` cannot be stored (blank,
                 or a character the substrate cannot carry); nothing was sent.
             solace.facts.InvalidMemoryIdError, solace.facts.UnknownStoreError: a bad
                 memory id or store (fact memory on); nothing was sent.
+            solace.runtime_workspace.SessionTypeError: an unknown session type, or
+                ``main`` asked of a process serving shared sessions; nothing was sent.
         """
         check_text(text)
         self.fact_tools.check(memory, memory_store, "Main")
+        turn_type = check_turn_type(session_type, self.session_type)
         send, receive = trio.open_memory_channel[Speech](1)
         async with receive:
-            await self.agent("Main").send(UserLine(text, send, memory, memory_store))
+            await self.agent("Main").send(UserLine(text, send, memory, memory_store, turn_type))
             return await receive.receive()
 
     def listen(self) -> trio.MemoryReceiveChannel[Speech]:

@@ -40,17 +40,40 @@ __all__ = ["WorkspaceLink", "check_session_type", "following_workspace",
 log = logging.getLogger(__name__)
 
 
+class SessionTypeError(ValueError):
+    """A session type that is unknown, or wider than the process serves."""
+
+
 def check_session_type(session_type: object) -> str:
     """``session_type`` if it is ``main`` or ``shared``.
 
     Raises:
-        ValueError: naming the bad value.
+        SessionTypeError: naming the bad value.
     """
     from solace.workspace import SESSION_TYPES
 
     if session_type not in SESSION_TYPES:
-        raise ValueError(f"session_type must be 'main' or 'shared', got {session_type!r}")
+        raise SessionTypeError(
+            f"session_type must be 'main' or 'shared', got {session_type!r}")
     return str(session_type)
+
+
+def check_turn_type(turn_type: object, served: str) -> str | None:
+    """The session type a turn asks for (None: the process's own, ``served``).
+
+    A turn may narrow what it sees (``shared`` in a process serving ``main``), never
+    widen it: a process serving shared sessions never loads the user's private memory.
+
+    Raises:
+        SessionTypeError: an unknown type, or ``main`` asked of a shared process.
+    """
+    if turn_type is None:
+        return None
+    checked = check_session_type(turn_type)
+    if checked == "main" and served == "shared":
+        raise SessionTypeError("session_type 'main' refused: this process serves shared "
+                               "sessions, and a turn may narrow what it sees, never widen it")
+    return checked
 
 
 async def open_workspace_or_none(home: Home, config: Config, models: Models, substrate: Any,

@@ -83,13 +83,16 @@ class UserLine(Message):
     """A line typed by the user; ``reply`` receives Mouth's :class:`Speech`.
 
     ``memory`` / ``memory_store``: the request's fact-memory id and store (None:
-    the scope's user, and Main's configured store or ``default``).
+    the scope's user, and Main's configured store or ``default``). ``session_type``:
+    ``shared`` runs this turn as a shared session's (no private memory) in a process
+    serving main sessions; None: the process's own type.
     """
 
     text: str
     reply: trio.MemorySendChannel[Speech] | None = None
     memory: str | None = None
     memory_store: str | None = None
+    session_type: str | None = None
 
 
 def memory_block(hits: Sequence[Hit], budget_tokens: int, exclude: set[int]) -> list[Hit]:
@@ -220,8 +223,13 @@ class MainActor(Actor):
             await super().handle(message)
             return
         try:
-            await self.answer(message.text, message.reply, memory=message.memory,
-                              memory_store=message.memory_store)
+            if self.session is None:
+                await self.answer(message.text, message.reply, memory=message.memory,
+                                  memory_store=message.memory_store)
+                return
+            async with self.session.as_type(message.session_type):
+                await self.answer(message.text, message.reply, memory=message.memory,
+                                  memory_store=message.memory_store)
         except (OSError, SubstrateError) as exc:  # a full or failing disk, a refused event
             self.failed_turns += 1
             log.error("Main: a turn could not be written (%s)", exc)

@@ -24,9 +24,12 @@ fact-memory recall block out of its context.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from solace.models.llm import ChatMessage
+from solace.runtime_workspace import SessionTypeError
 
 if TYPE_CHECKING:
     from solace.actors.fact_tools import FactTools
@@ -104,6 +107,33 @@ class MainSession:
     def private(self) -> bool:
         """True in a ``main`` session: MEMORY.md, durable facts and fact recall load."""
         return self.session_type == "main"
+
+    @asynccontextmanager
+    async def as_type(self, session_type: str | None) -> AsyncIterator[None]:
+        """Run a turn as a session of ``session_type`` (None: this session's own type):
+        a ``shared`` turn in a ``main`` session loads the shared session context (no
+        MEMORY.md, no durable facts, no fact recall) for the turn's length.
+
+        Raises:
+            SessionTypeError: ``main`` asked of a shared session (a turn may narrow
+                what it sees, never widen it), or an unknown type.
+        """
+        if session_type is None or session_type == self.session_type:
+            yield
+            return
+        if session_type != "shared":
+            raise SessionTypeError(
+                f"session_type {session_type!r}: this process serves "
+                f"{self.session_type!r} sessions; a turn may ask for 'shared' only")
+        saved = (self.session_type, self.identity, self.short_identity, self.daily,
+                 self.loaded)
+        self.session_type = session_type
+        try:
+            await self.load_workspace()
+            yield
+        finally:
+            (self.session_type, self.identity, self.short_identity, self.daily,
+             self.loaded) = saved
 
     async def load_workspace(self) -> SessionContext | None:
         """Load the session context from the workspace (human edits recorded first):
@@ -191,7 +221,11 @@ class MainSession:
         session = await self.session()
         if self.fact_tools is not None and self.fact_tools.owns(name):
             call_id = await self.conversations.record_tool_call(session, name, args)
-            result = await self.fact_tools.run(agent, name, args)
+            if name == "recall" and not self.private:
+                result = {"ok": False, "error": "recall is not available in a shared "
+                          "session: the user's facts stay private"}
+            else:
+                result = await self.fact_tools.run(agent, name, args)
             content = json.dumps(result, ensure_ascii=False, sort_keys=True)
             await self.conversations.record_tool_result(session, call_id, name, content,
                                                         ok=bool(result.get("ok")))

@@ -151,7 +151,8 @@ class Solace(MemoryCalls):
     # -- talking and remembering ---------------------------------------------------
 
     async def chat(self, text: str, memory: str | None = None,
-                   memory_store: str | None = None) -> ChatReply:
+                   memory_store: str | None = None,
+                   session_type: str | None = None) -> ChatReply:
         """One chat turn with memory: Main answers, Mouth says what may be said.
 
         ``memory``: the fact-memory id of the turn (None: the scope's user);
@@ -167,7 +168,8 @@ class Solace(MemoryCalls):
         """
         if not text.strip():
             raise AppError("a chat message needs some text")
-        speech = await self.runtime.ask(text, memory=memory, memory_store=memory_store)
+        speech = await self.runtime.ask(text, memory=memory, memory_store=memory_store,
+                                        session_type=session_type)
         return ChatReply(
             speech.text, speech.entry_id, speech.draft_id,
             speech.dropped_narration + speech.dropped_credentials,

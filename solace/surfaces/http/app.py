@@ -242,13 +242,15 @@ def _handlers(s: _Server) -> dict[str, Handler]:
 
     async def chat(call: Call) -> Any:
         message = call.body["message"]  # XML-safe: the runtime would fail inside Main
-        memory = {k: call.body[k] for k in ("memory", "memory_store") if k in call.body}
+        memory = {k: call.body[k] for k in ("memory", "memory_store", "session_type")
+                  if k in call.body}
         with trio.move_on_after(s.chat_timeout) as waited:
             reply = await app.chat(message, **memory)
         if waited.cancelled_caught:
             raise HttpError(504, "timeout", f"no reply within {s.chat_timeout:g} s")
         return {**asdict(reply), "memory": call.body.get("memory"),
-                "memory_store": call.body.get("memory_store")}
+                "memory_store": call.body.get("memory_store"),
+                "session_type": call.body.get("session_type", app.runtime.session_type)}
 
     async def observe(call: Call) -> Any:
         b = call.body

@@ -72,6 +72,11 @@ _PARAM: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
 _ENTRY_ID: dict[str, Any] = {"type": "string", "pattern": "^[1-9][0-9]{0,17}$",
                              "description": "an entry id: a positive integer"}
 _AGENT: dict[str, Any] = {"type": "string", "enum": list(ACTORS), "default": "Main"}
+_SESSION_TYPE: dict[str, Any] = {
+    "type": "string", "enum": ["main", "shared"],
+    "description": "shared: this turn sees no private memory (MEMORY.md, durable facts, "
+                   "fact recall); main is refused by a process serving shared sessions. "
+                   "Absent: the process's own type."}
 _STORE: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
                           "pattern": TEXT_PATTERN,
                           "description": "a store: [stores.NAME] in the config, or default"}
@@ -133,7 +138,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(
         "POST", "/chat", "chat", "One chat turn: Main answers, Mouth says what may be said",
         "memory", description=_MEMORY_NOTE,
-        body=_object(("message",), message=_TEXT, memory=_MEMORY_ID, memory_store=_MEMORY_ID),
+        body=_object(("message",), message=_TEXT, memory=_MEMORY_ID, memory_store=_MEMORY_ID,
+                     session_type=_SESSION_TYPE),
     ),
     Endpoint(
         "POST", "/observe", "observe", "Append one event and deliver it to the agents",
