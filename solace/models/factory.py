@@ -13,6 +13,7 @@ from typing import Protocol
 from solace.models.embedder import Embedder, HashingEmbedder, MiniLMEmbedder
 from solace.models.llama_cpp import LlamaCppLLM
 from solace.models.llm import LLM, NoLLM
+from solace.models.onnx_embedder import OnnxMiniLMEmbedder
 from solace.models.openai_compat import OpenAICompatibleLLM
 from solace.models.tokenizer import Tokenizer, WordPieceTokenizer
 
@@ -27,6 +28,9 @@ class ModelsConfigLike(Protocol):
 
     @property
     def embedder_path(self) -> str | None: ...
+
+    @property
+    def embed_cache_dir(self) -> str | None: ...
 
     @property
     def embed_batch_size(self) -> int: ...
@@ -57,7 +61,11 @@ class ModelsConfigLike(Protocol):
 
 
 def build_embedder(cfg: ModelsConfigLike) -> Embedder:
-    """Return the embedder named by ``cfg.embedder`` (``"minilm"`` or ``"hashing"``).
+    """Return the embedder named by ``cfg.embedder``.
+
+    ``"minilm"`` is MiniLM through torch; ``"minilm-onnx"`` and ``"minilm-int8"`` the
+    same model through ONNX Runtime, float32 or int8-quantised (graph cached under
+    ``cfg.embed_cache_dir``); ``"hashing"`` the stand-in for tests of logic.
 
     Raises:
         ValueError: an unknown embedder name.
@@ -66,9 +74,20 @@ def build_embedder(cfg: ModelsConfigLike) -> Embedder:
         return MiniLMEmbedder(
             cfg.embedder_path, batch_size=cfg.embed_batch_size, threads=cfg.embed_threads
         )
+    if cfg.embedder in ("minilm-onnx", "minilm-int8"):
+        return OnnxMiniLMEmbedder(
+            cfg.embedder_path,
+            variant="fp32" if cfg.embedder == "minilm-onnx" else "int8",
+            batch_size=cfg.embed_batch_size,
+            threads=cfg.embed_threads,
+            cache_dir=cfg.embed_cache_dir,
+        )
     if cfg.embedder == "hashing":
         return HashingEmbedder()
-    raise ValueError(f"models.embedder must be 'minilm' or 'hashing', got {cfg.embedder!r}")
+    raise ValueError(
+        "models.embedder must be 'minilm', 'minilm-onnx', 'minilm-int8' or 'hashing', "
+        f"got {cfg.embedder!r}"
+    )
 
 
 def build_tokenizer(cfg: ModelsConfigLike) -> Tokenizer:
