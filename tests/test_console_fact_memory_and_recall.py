@@ -2,8 +2,8 @@
 headless Chromium against a real ``solace serve``: a fact deleted in the console leaves
 recall (the API's recall no longer finds it); consolidate answers; recall hits show
 rung, score parts, date and speaker, and the source event's raw text is a click away;
-the fade view shows working tokens against the budget and records per rung; the
-substrate verifies."""
+the fade view shows working tokens against the budget (over time, from the server's
+history) and records per rung; the substrate verifies."""
 
 from __future__ import annotations
 
@@ -109,6 +109,13 @@ def test_the_fade_view_and_substrate_status_show(served: Served, page: Any) -> N
         re.compile(rf"^\d+ / {stats['budget_tokens']}$"))
     expect(main.locator(".working-rungs")).to_contain_text("r0:")
     expect(page.locator("#fade-table tbody tr")).to_have_count(5)
+    # The line is the server's history of working tokens (kept since the process
+    # started, one point per change), not what this page happened to sample: a page
+    # loaded once already draws many points.
+    history = stats["fade_history"]
+    assert len(history) >= 2 and all(len(p) == 3 for p in history)
+    points = main.locator("svg.spark polyline").get_attribute("points")
+    assert points is not None and len(points.split()) >= 2
     status = page.locator("#verify-status")
     expect(status).to_have_class("ok")
     last = served.api("GET", "/stats")["events"]

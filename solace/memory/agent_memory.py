@@ -86,6 +86,9 @@ ROUND_CHUNKS = 64
 FULL_PAUSE_FIRST = 5.0
 FULL_PAUSE_MAX = 300.0
 
+#: Points of working tokens against budget kept for the fade view (``stats``).
+FADE_HISTORY = 240
+
 
 class AgentMemory:
     """One agent's working and long-term tiers, faded by one coroutine.
@@ -122,6 +125,8 @@ class AgentMemory:
         self._step_lock = trio.Lock()
         self._wake = trio.Event()
         self.full_since: float | None = None  # clock time fading paused on a full disk
+        # (clock time, working tokens, budget) after each change, newest last
+        self.history: deque[tuple[float, int, int]] = deque(maxlen=FADE_HISTORY)
         self.storage_failures = 0  # fade steps that failed on a full disk
 
     # ------------------------------------------------------------------ opening
@@ -284,6 +289,7 @@ class AgentMemory:
             self._entries[int(event.entry_id)] = made[i][0].record_id
             out.append(made[i][0])
         self.counters.ingested += n
+        self._sample()
         self._poke()
         return out
 
@@ -444,6 +450,12 @@ class AgentMemory:
     def _poke(self) -> None:
         self._wake.set()
 
+    def _sample(self) -> None:
+        """Add a point to :attr:`history` if working tokens or the budget changed."""
+        point = (self.clock.now(), self.working.total_tokens, self.working.budget_tokens)
+        if not self.history or self.history[-1][1:] != point[1:]:
+            self.history.append(point)
+
     @property
     def fading(self) -> bool:
         """Whether a fade step is running right now (for ``/inspect`` and tests)."""
@@ -493,6 +505,7 @@ class AgentMemory:
                 await self._round(chosen, now, failed, report)
             await self._fade_longterm(report)
             self.counters.passes += 1
+            self._sample()
         report.failed = tuple(sorted(failed))
         report.working_tokens = self.working.total_tokens
         report.budget_tokens = self.working.budget_tokens
@@ -756,6 +769,7 @@ class AgentMemory:
             "counters": self.counters.as_dict(),
             "fade_paused_since": self.full_since,
             "storage_failures": self.storage_failures,
+            "fade_history": [list(point) for point in self.history],
         }
 
 

@@ -162,6 +162,12 @@ def _by_rung(counts: object, rungs: Sequence[int]) -> str:
     return "/".join(str(counts.get(r, counts.get(str(r), 0))) for r in rungs)
 
 
+def _detail(key: str, value: object) -> str:
+    if key == "fade_history" and isinstance(value, list):  # (time, tokens, budget) points
+        return f"{len(value)} points of working tokens against budget"
+    return str(value)
+
+
 def format_inspect(stats: Mapping[str, Mapping[str, object]], *, details: bool = False) -> str:
     """Stats per agent as the table of :data:`INSPECT_COLUMNS`; with ``details``, every
     stat of each agent below it as ``key: value`` lines."""
@@ -186,6 +192,6 @@ def format_inspect(stats: Mapping[str, Mapping[str, object]], *, details: bool =
     if details:
         for agent, s in stats.items():
             lines.append(f"{agent}:")
-            lines += [f"  {key}: {value}" for key, value in s.items()]
+            lines += [f"  {key}: {_detail(key, value)}" for key, value in s.items()]
     lines.append("(/help inspect explains the columns)")
     return "\n".join(lines)

@@ -8,8 +8,6 @@ const TOKEN_KEY = "solace.token";
 // The toggle's next move from each state: grey -> teal -> red -> grey.
 const NEXT_MOVE = { "not-in-memory": "promote", "promoted": "deprecate", "deprecated": "demote" };
 const SYMBOL = { "not-in-memory": "-", "promoted": "M", "deprecated": "D" };
-const HISTORY = 60; // fade-view samples kept per agent
-const fadeHistory = {};
 let currentMemory = null;
 
 const $ = (sel) => document.querySelector(sel);
@@ -215,9 +213,10 @@ function spark(samples, budget) {
 async function loadFade() {
   const agents = await api("GET", "/inspect");
   const rows = Object.entries(agents).map(([name, s]) => {
-    const hist = (fadeHistory[name] ||= []);
-    hist.push(s.working_tokens);
-    if (hist.length > HISTORY) hist.shift();
+    // The server keeps each agent's working tokens after every change (fade_history:
+    // [time, tokens, budget] points, oldest first), so the line starts before the page.
+    const hist = (s.fade_history || []).map((p) => p[1]);
+    if (!hist.length) hist.push(s.working_tokens);
     const pct = s.budget_tokens ? Math.min(100, (100 * s.working_tokens) / s.budget_tokens) : 0;
     const bar = el("span", {}); bar.style.width = `${pct}%`;
     return el("tr", { dataset: { agent: name } },
