@@ -285,7 +285,17 @@ class MainActor(Actor):
                     if used:
                         answer = grounded
                         self.answers_by["grounded"] += 1
-            step.detect_use(answer)
+            # Only what went in front of the model can be used: the hits kept as short
+            # prompt lines (the small model's prompt, a retry's, grounding's), as kept,
+            # and those the context stack holds; judged beside the thread and facts.
+            in_stack = "\n".join(str(m["content"]) for m in stack or ())
+            step.show([
+                *((hit, line) for hit in memories for line in prompt_lines([hit])
+                  if line in short_memory),
+                *(hit for hit in memories if stack is not None and hit.text in in_stack)])
+            step.detect_use(answer, context=[
+                *(item.content for item in thread), *fact_lines(recalled),
+                *(f"{k}: {f.value}" for k, f in facts.items())])
         if session is not None:
             answer = await session.dispatch(answer)
         draft_id = await self.ctx.observe_internal(answer, author=self.name, kind="draft")
