@@ -89,13 +89,13 @@ async def open_memories(
 
 
 def build_retrievers(
-    memories: dict[str, Any], config: Config, models: Models, substrate: Any,
+    memories: dict[str, Any], config: Config, models: Models, reader: EventReader,
     event_vectors: dict[int, np.ndarray],
 ) -> dict[str, Retriever]:
-    """Each agent's side of retrieval over its memory (agent name -> ``Retriever``)."""
+    """Each agent's side of retrieval over its memory (agent name -> ``Retriever``),
+    reading events through the runtime's one ``reader``."""
     from solace.memory.ladder import rehydrate_text
 
-    reader = EventReader(substrate, models.offloader)
     return {
         name: Retriever(
             memories[name], tokenizer=models.tokenizer, offloader=models.offloader,

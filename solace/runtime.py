@@ -61,6 +61,7 @@ from solace.runtime_workspace import (
     open_workspace_or_none,
 )
 from solace.sealed import StorageFullError, is_storage_full, storage_full
+from solace.shared import EventReader
 from solace.supervision import TaskHealth, supervise
 from solace.validation import (
     CheckedObservation,
@@ -153,6 +154,7 @@ class Runtime:
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
+        self.events = EventReader(substrate, models.offloader)  # recently read events
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
             config=config, clock=clock, observe=self.observe,
@@ -182,9 +184,9 @@ class Runtime:
     def event(self, entry_id: int) -> Any:
         """The substrate event ``entry_id`` (attrs exactly as given to ``observe``).
 
-        A single authenticated read; fine on the event loop.
+        A single authenticated read (or a recently read event); fine on the event loop.
         """
-        return self.substrate.sync.get(entry_id)
+        return self.events.get(entry_id)
 
     async def observe(
         self,
@@ -672,7 +674,7 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
     rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools,
                              workspace=rt.workspace_link, session_type=rt.session_type)
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
-    retrievers = build_retrievers(rt.memories, config, models, rt.substrate, rt.event_vectors)
+    retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors)
     for name in ACTORS:
         extra: dict[str, Any] = {}
         if name == "Main":
