@@ -1,6 +1,6 @@
 """While a process serves a home, the CLI commands for that home talk to it over HTTP
 (HOME/serve.json gives the url and the admin token) and print what the local path
-prints; once it stops, the same commands open the home themselves. A stale serve.json
+prints (topics show and notes replace included); once it stops, the same commands open the home themselves. A stale serve.json
 (its pid gone) does not hide the lock error. `solace run --serve` keeps the REPL and
 serves HTTP from one process."""
 
@@ -66,10 +66,19 @@ def test_commands_talk_to_a_serving_process_then_work_locally_once_it_stops(
                        headers={"Authorization": f"Bearer {info['admin_token']}"},
                        json={"text": "the spare key is under the mat", "speaker": "user"})
         assert r.status_code == 201
+        headers = {"Authorization": f"Bearer {info['admin_token']}"}
+        r = httpx.post(f"{info['url']}/chat", timeout=60, headers=headers,
+                       json={"message": "Let us plan the garden beds."})
+        assert r.status_code == 200, r.text
+        topic = httpx.get(f"{info['url']}/topics", headers=headers,
+                          timeout=30).json()["topics"][-1]["topic_id"]
 
         remote = {}
         for cmd in (("facts", "set", "editor", "helix"), ("facts", "get", "editor"),
-                    ("facts", "get"), ("topics", "list"), ("recall", "spare key", "-k", "3")):
+                    ("facts", "get"), ("topics", "list"), ("recall", "spare key", "-k", "3"),
+                    ("notes", "add", topic, "buy compost"),
+                    ("notes", "replace", topic, "buy seeds instead"),
+                    ("notes", "show", topic), ("topics", "show", topic)):
             done = solace(tmp_path, home, *cmd)
             assert done.returncode == 0, (cmd, done.stderr)
             remote[cmd] = done.stdout
@@ -77,6 +86,11 @@ def test_commands_talk_to_a_serving_process_then_work_locally_once_it_stops(
         assert remote[("facts", "get", "editor")] == "helix\n"
         assert remote[("facts", "get")] == "editor: helix\n"
         assert "spare key is under the mat" in remote[("recall", "spare key", "-k", "3")]
+        shown = remote[("notes", "show", topic)]
+        assert shown == "buy seeds instead\n"  # replaced, not appended to
+        detail = remote[("topics", "show", topic)]
+        assert detail.startswith(f"topic {topic} ") and "user: Let us plan the garden beds." in detail
+        assert shown in detail  # the notes, archived one included, then the thread
         missing = solace(tmp_path, home, "facts", "get", "nope")
         assert missing.returncode == 1
         assert missing.stderr.startswith("solace facts get: no durable fact 'nope'")
@@ -89,7 +103,8 @@ def test_commands_talk_to_a_serving_process_then_work_locally_once_it_stops(
     assert proc.returncode == 0, err[-3000:]
     assert not (home / "serve.json").exists()
 
-    for cmd in (("facts", "get", "editor"), ("facts", "get"), ("topics", "list")):
+    for cmd in (("facts", "get", "editor"), ("facts", "get"), ("topics", "list"),
+                ("notes", "show", topic), ("topics", "show", topic)):
         done = solace(tmp_path, home, *cmd)
         assert done.returncode == 0, (cmd, done.stderr)
         assert done.stdout == remote[cmd], cmd  # one formatting path, local and remote
@@ -140,8 +155,9 @@ def test_run_serve_keeps_the_repl_and_answers_http(tmp_path: Path) -> None:
         kept = solace(tmp_path, home, "topics", "promote", tid)
         assert kept.returncode == 0 and kept.stdout == f"{tid}: promoted\n", kept.stderr
         show = solace(tmp_path, home, "topics", "show", tid)
-        assert show.returncode == 1 and "does not serve over HTTP" in show.stderr
-        assert len(show.stderr.splitlines()) == 1
+        assert show.returncode == 0, show.stderr
+        assert show.stdout.startswith(f"topic {tid} ") and "state: promoted" in show.stdout
+        assert "notes:\nfirst idea\nthread:" in show.stdout
         proc.stdin.write("/facts\n")
         proc.stdin.flush()
         wait_for_line(proc, "pet: cat")  # the REPL sees what the HTTP side wrote

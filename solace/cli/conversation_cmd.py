@@ -24,6 +24,7 @@ from typing import Any
 import trio
 
 from solace.app.api import FactView
+from solace.app.topics import NotesView, TopicDetail, format_topic_detail, topic_detail
 from solace.cli.errors import CliError, UsageError, guarded
 from solace.cli.options import (
     add_common,
@@ -140,7 +141,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("topic_id")
     p.add_argument("text")
     _scoped(p)
-    p.set_defaults(func=_command(_notes_replace))
+    p.set_defaults(func=_command(_notes_replace, _remote_notes_replace))
 
 
 def _command(action: Action,
@@ -189,22 +190,7 @@ async def _topics_list(conv: Conversations, scope: Scope, args: argparse.Namespa
 
 async def _topics_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
     _topic_in_scope(conv, scope, args.topic_id)
-    t = conv.topic(args.topic_id)
-    lines = [
-        f"topic {t.topic_id} (session {t.session_id}, {t.origin}"
-        + (f" from {t.parent}" if t.parent else "") + ")",
-        f"title: {t.label}",
-        f"state: {t.state.value}"
-        f"  keepInMemoryManuallySet={str(t.keep_in_memory_manually_set).lower()}"
-        f"  deprecatedManuallySet={str(t.deprecated_manually_set).lower()}",
-        f"summary ({t.summary_mode or 'none yet'}): {t.summary or '-'}",
-        f"messages: {t.message_count}",
-        "notes:",
-        format_notes(conv.notes(t.topic_id)),
-        "thread:",
-        *(item.render() for item in conv.thread(t.topic_id)),
-    ]
-    return "\n".join(lines)
+    return format_topic_detail(topic_detail(conv, args.topic_id))
 
 
 async def _topics_curate(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
@@ -264,9 +250,8 @@ def _remote_topics_list(server: Remote, args: argparse.Namespace) -> str:
 
 
 def _remote_topics_show(server: Remote, args: argparse.Namespace) -> str:
-    raise CliError(f"topics show needs the topic's thread, which the server at "
-                   f"{server.info.url} does not serve over HTTP; type /topics in the REPL, or "
-                   "stop the server and run this again")
+    answer = server.call("GET", f"/topics/{quoted(args.topic_id)}")
+    return format_topic_detail(TopicDetail.from_json(answer))
 
 
 def _remote_topics_curate(server: Remote, args: argparse.Namespace) -> str:
@@ -293,12 +278,20 @@ def _remote_facts_unset(server: Remote, args: argparse.Namespace) -> str:
     return f"{args.key} unset"
 
 
+def _remote_notes(answer: dict[str, object]) -> str:
+    notes = NotesView.from_json(answer)
+    return format_notes(Notes(notes.topic_id, notes.active, notes.archived))
+
+
 def _remote_notes_show(server: Remote, args: argparse.Namespace) -> str:
-    answer = server.call("GET", f"/topics/{quoted(args.topic_id)}/notes")
-    return format_notes(Notes(args.topic_id, active=str(answer["notes"])))
+    return _remote_notes(server.call("GET", f"/topics/{quoted(args.topic_id)}/notes"))
 
 
 def _remote_notes_add(server: Remote, args: argparse.Namespace) -> str:
-    answer = server.call("POST", f"/topics/{quoted(args.topic_id)}/notes",
-                         body={"text": args.text})
-    return format_notes(Notes(args.topic_id, active=str(answer["notes"])))
+    return _remote_notes(server.call("POST", f"/topics/{quoted(args.topic_id)}/notes",
+                                     body={"text": args.text}))
+
+
+def _remote_notes_replace(server: Remote, args: argparse.Namespace) -> str:
+    return _remote_notes(server.call("PUT", f"/topics/{quoted(args.topic_id)}/notes",
+                                     body={"text": args.text}))

@@ -282,14 +282,6 @@ def _handlers(s: _Server) -> dict[str, Handler]:
     async def curate(call: Call) -> Any:
         return asdict(await app.curate(call.params["topic_id"], call.body["action"]))
 
-    async def notes(call: Call) -> Any:
-        topic_id = call.params["topic_id"]
-        return {"topic_id": topic_id, "notes": app.notes(topic_id)}
-
-    async def add_note(call: Call) -> Any:
-        topic_id = call.params["topic_id"]
-        return {"topic_id": topic_id, "notes": await app.add_note(topic_id, call.body["text"])}
-
     async def facts(call: Call) -> Any:
         return {"facts": [asdict(f) for f in app.facts()]}
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from solace.app import Solace
 from solace.app.console import ConsoleCalls
+from solace.app.topics import TopicCalls
 
 if TYPE_CHECKING:
     from solace.surfaces.http.app import Call
@@ -27,8 +28,23 @@ __all__ = ["console_handlers"]
 
 
 def console_handlers(app: Solace) -> dict[str, Callable[[Call], Awaitable[Any]]]:
-    """The handlers of the console's endpoints over ``app``, by operation name."""
+    """The handlers of the console's endpoints (and the topic calls of ``topics show``
+    and ``notes replace``) over ``app``, by operation name."""
     calls = ConsoleCalls(app)
+    topics = TopicCalls(app)
+
+    async def topic(call: Call) -> Any:
+        return asdict(topics.topic(call.params["topic_id"]))
+
+    async def notes(call: Call) -> Any:
+        return topics.notes(call.params["topic_id"]).as_json()
+
+    async def add_note(call: Call) -> Any:
+        await app.add_note(call.params["topic_id"], call.body["text"])
+        return topics.notes(call.params["topic_id"]).as_json()
+
+    async def replace_notes(call: Call) -> Any:
+        return (await topics.replace_notes(call.params["topic_id"], call.body["text"])).as_json()
 
     async def memory_prefix(call: Call) -> Any:
         return asdict(await calls.memory_prefix())
@@ -43,4 +59,5 @@ def console_handlers(app: Solace) -> dict[str, Callable[[Call], Awaitable[Any]]]
         return asdict(await calls.verify())
 
     return {"memory_prefix": memory_prefix, "agent_curate": agent_curate, "event": event,
-            "substrate_verify": substrate_verify}
+            "substrate_verify": substrate_verify, "topic": topic, "notes": notes,
+            "add_note": add_note, "replace_notes": replace_notes}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from solace.actors.routing import ACTORS
-from solace.app.api import CURATIONS
+from solace.app.api import CURATIONS, MAX_RECALL_TAGS
 from solace.app.console import AGENT_CURATIONS
 from solace.conversation.model import EXIT_TRIGGERS
 from solace.facts.service import MAX_FACT_CHARS
@@ -124,7 +124,10 @@ class Endpoint:
 _RECALL_BODY = _object(
     ("query",), query=_TEXT, agent=_AGENT,
     k={"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
-    tags={"type": "array", "items": _NAME, "maxItems": 32},
+    tags={"type": "array", "items": _NAME, "maxItems": MAX_RECALL_TAGS,
+          "description": "narrow long-term search to records carrying any of these tags "
+                         "(casefolded); working records still compete, scored by the "
+                         "tags they carry"},
 )
 _RECALL_QUERY = _object(
     ("query",), query=_TEXT, agent=_AGENT,
@@ -162,9 +165,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/topics", "topics", "The scope's topics, oldest first", "admin"),
     Endpoint("POST", "/topics/{topic_id}/curate", "curate", "The user's curation move", "admin",
              body=_object(("action",), action={"type": "string", "enum": list(CURATIONS)})),
-    Endpoint("GET", "/topics/{topic_id}/notes", "notes", "A topic's active notes", "admin"),
+    Endpoint("GET", "/topics/{topic_id}", "topic",
+             "One topic in full: state, summary, notes and thread", "admin"),
+    Endpoint("GET", "/topics/{topic_id}/notes", "notes",
+             "A topic's notes (active, and archived oldest first)", "admin"),
     Endpoint("POST", "/topics/{topic_id}/notes", "add_note", "Append a line to a topic's notes",
              "admin", body=_object(("text",), text=_TEXT)),
+    Endpoint("PUT", "/topics/{topic_id}/notes", "replace_notes",
+             "Replace a topic's active notes", "admin",
+             body=_object(("text",), text=_TEXT)),
     Endpoint("GET", "/facts", "facts", "Durable facts, by key", "admin"),
     Endpoint("GET", "/facts/{key}", "fact", "One durable fact", "admin"),
     Endpoint("PUT", "/facts/{key}", "set_fact", "Create or replace a durable fact", "admin",
