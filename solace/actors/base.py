@@ -159,8 +159,10 @@ class Actor:
         Both tiers are queried in parallel and merged on one composite score with
         this agent's retrieval weights. With read-through (default: the runtime's
         ``config.runtime.read_through``) the other agents' records are candidates
-        too, attributed by ``Hit.owner``; their private drafts never are. Recall
-        does not change memory (see :meth:`reasoning_step` for that).
+        too, attributed by ``Hit.owner``; their private drafts never are. With
+        ``tags``, long-term hits come only from records carrying at least one of them
+        (casefolded); working records compete as ever, scored by the tags they carry.
+        Recall does not change memory (see :meth:`reasoning_step` for that).
         """
         return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)
 
@@ -178,18 +180,20 @@ class Actor:
 
     @asynccontextmanager
     async def reasoning_step(
-        self, query: str, k: int = 10, *, read_through: bool | None = None
+        self, query: str, k: int = 10, *, read_through: bool | None = None,
+        tags: Sequence[str] = (),
     ) -> AsyncIterator[ReasoningStep]:
         """A rehydration scope: recall, with long-term hits above the threshold as cues.
 
         Inside, ``step.hits`` are the recall results and ``step.cues`` the long-term
         hits of this agent scoring above ``memory.rehydrate_threshold``. A cue marked
-        with ``step.mark_used`` (or found in text given to ``step.detect_use``)
+        with ``step.mark_used`` (or found by ``step.detect_use`` among the hits said
+        to be shown with ``step.show``: see :mod:`solace.memory.rehydration`)
         re-enters working at ``runtime.cue_rung`` with fresh fade tracking when the
         block exits normally; every other cue stays in long-term unchanged. If the
-        block raises, nothing moves.
+        block raises, nothing moves. ``tags`` narrow the recall as in :meth:`recall`.
         """
-        hits = await self.recall(query, k, read_through=read_through)
+        hits = await self.recall(query, k, read_through=read_through, tags=tags)
         async with open_reasoning_step(
             query,
             hits,

@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 CURATIONS = ("promote", "demote", "deprecate", "undeprecate")
+MAX_RECALL_TAGS = 32
+"""The most tags one recall may narrow by."""
+MAX_TAG_CHARS = 128
 
 
 class AppError(ValueError):
@@ -123,6 +126,21 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
+def _recall_tags(tags: object) -> tuple[str, ...]:
+    """``tags`` checked for :meth:`Solace.recall` (see there), as a tuple."""
+    if isinstance(tags, str | bytes) or not isinstance(tags, Sequence):
+        raise AppError(f"tags must be a list of strings, got {type(tags).__name__}: {tags!r}")
+    if len(tags) > MAX_RECALL_TAGS:
+        raise AppError(f"at most {MAX_RECALL_TAGS} tags may narrow a recall, got {len(tags)}")
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise AppError(f"each tag must be a string, got {type(tag).__name__}: {tag!r}")
+        if not tag.strip() or len(tag) > MAX_TAG_CHARS:
+            raise AppError(f"each tag must be 1..{MAX_TAG_CHARS} characters and not blank, "
+                           f"got {tag[:MAX_TAG_CHARS + 1]!r}")
+    return tuple(tags)
+
+
 def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
     """``hit`` with what a person needs to cite it, read from its ``events``."""
     speakers = tuple(dict.fromkeys(speaker_of(e) for e in events))
@@ -195,13 +213,24 @@ class Solace(MemoryCalls):
     async def recall(
         self, query: str, *, agent: str = "Main", k: int = 10, tags: Sequence[str] = (),
     ) -> list[RecallHit]:
-        """The ``k`` best hits for ``query`` from ``agent``'s point of view, best first."""
+        """The ``k`` best hits for ``query`` from ``agent``'s point of view, best first.
+
+        ``tags`` (at most :data:`MAX_RECALL_TAGS`, compared casefolded) narrow the
+        search: long-term hits come only from records carrying at least one of them,
+        working records compete as ever, and every hit scores by the share of the
+        tags it carries. No tags: no narrowing.
+
+        Raises:
+            AppError: an unknown agent, an empty query, ``k`` outside 1..1000, or bad
+                ``tags`` (a bare string, a non-string, a blank or overlong tag, too
+                many), naming the bad value.
+        """
         self._agent(agent)
         if not query.strip():
             raise AppError("a recall query needs some text")
         if not 1 <= k <= 1000:
             raise AppError(f"k must be within 1..1000, got {k!r}")
-        hits = await self.runtime.recall(agent, query, k, tags=tuple(tags))
+        hits = await self.runtime.recall(agent, query, k, tags=_recall_tags(tags))
         # One worker-thread hop reads every hit's events (an episode stands for dozens).
         ids, event = [e for hit in hits for e in hit.entry_ids], self.runtime.event
         events = dict(zip(ids, await self.runtime.offloader.run(

@@ -9,8 +9,10 @@ also serves the HTTP API of ``solace serve`` on the same runtime (``HOME/serve.j
 while it does), so other ``solace`` commands reach it.
 
 ``solace recall`` is read-only: it refuses a home that does not exist rather than
-creating an empty one, and checks its agent and ``-k`` before loading any model. While a
-serving process holds the home, it asks that process (:mod:`solace.cli.remote`).
+creating an empty one, and checks its agent, ``-k`` and ``--tag`` before loading any
+model; ``--tag`` (repeatable) narrows long-term search to records carrying any of them.
+While a serving process holds the home, it asks that process (:mod:`solace.cli.remote`:
+``GET /recall``, or ``POST /recall`` when there are tags).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def register(subparsers: Any) -> None:
                         help="whose memory: Supervisor, Main, Mood, Time or Mouth (default Main)")
     recall.add_argument("-k", type=int, default=10, metavar="N",
                         help="number of hits, 1..1000 (default 10)")
+    recall.add_argument("--tag", action="append", default=[], metavar="TAG", dest="tags",
+                        help="narrow long-term search to records carrying TAG (repeatable: "
+                             "any of them)")
     add_common(recall)
     recall.set_defaults(func=guarded(cmd_recall))
 
@@ -81,6 +86,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise UsageError(f"-k must be within 1..1000, got {args.k}")
     if not args.query.strip():
         raise UsageError("the recall QUERY is empty")
+    from solace.app.api import MAX_RECALL_TAGS
+
+    if len(args.tags) > MAX_RECALL_TAGS:
+        raise UsageError(f"at most {MAX_RECALL_TAGS} --tag, got {len(args.tags)}")
+    if any(not tag.strip() for tag in args.tags):
+        raise UsageError(f"a --tag is blank: {args.tags!r}")
     config = config_of(args)
     home = existing_home(args.home, config)
 
@@ -94,11 +105,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
         setup_logging(Path(home) / LOG_FILE, verbose=args.verbose)
         async with open_runtime(home, config, warm_up=False) as rt:
-            return await Solace(rt).recall(args.query, agent=args.agent, k=args.k)
+            return await Solace(rt).recall(args.query, agent=args.agent, k=args.k,
+                                           tags=args.tags)
 
     def remote(server: Remote) -> list[Any]:
-        answer = server.call("GET", "/recall", params={
-            "query": args.query, "agent": args.agent, "k": args.k})
+        if args.tags:  # a list: only the body carries one
+            answer = server.call("POST", "/recall", body={
+                "query": args.query, "agent": args.agent, "k": args.k, "tags": args.tags})
+        else:
+            answer = server.call("GET", "/recall", params={
+                "query": args.query, "agent": args.agent, "k": args.k})
         return hits_from_json(answer["hits"])
 
     hits = local_or_remote(home, lambda: trio.run(main), remote)

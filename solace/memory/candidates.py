@@ -25,11 +25,19 @@ working record of the view, the long-term tier's ``candidates`` nearest records 
 embedding (a FAISS search in a worker thread, concurrent with the rest), its
 ``candidates`` best records by BM25, and the ``candidates`` best units by BM25 and by
 embedding.
+
+Tags narrow long-term search (seed 002: "long-term answers semantically, by embedding
+similarity narrowed by tags"). A query with tags takes its long-term candidates only
+from the records carrying at least one of them (casefolded,
+:meth:`~solace.memory.longterm.LongTermTier.by_tags`): the nearest of those by exact
+cosine, the best of those by BM25, and units only of those (or of working records).
+Working records all compete as without tags; the composite score's tag term is what
+favours the tagged ones there. A query without tags is not narrowed at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Collection, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,21 +238,31 @@ class Retriever:
     # ----------------------------------------------------------- gather
 
     async def gather(
-        self, query: str, vector: np.ndarray, *, include_private: bool
+        self, query: str, vector: np.ndarray, *, include_private: bool,
+        tags: Sequence[str] = (),
     ) -> list[Candidate]:
         """The query's candidates from both tiers (see the module docstring).
 
         Private records (drafts) and their units are offered only when
-        ``include_private`` (the agent asking its own memory).
+        ``include_private`` (the agent asking its own memory). With ``tags``, the
+        long-term candidates (records and units) are only records carrying at least
+        one of them; working candidates are the same as without tags. Without tags
+        the candidates are exactly what they were before tags existed.
 
         Guarantees: candidates come from one :class:`TierView` of the tiers, taken
         when the call starts, so records that fade, merge or move while it awaits
         raise nothing and every event acknowledged before the call is offered through
         the records the view holds. The long-term FAISS search runs on the live index;
         a record it returns that the view does not hold in long-term (one that arrived
-        there later) is skipped, since the view offers the records it came from.
+        there later) is skipped, since the view offers the records it came from. The
+        tagged records are read in the same synchronous step as the view.
         """
+        if isinstance(tags, str):
+            raise TypeError(f"tags must be a sequence of strings, not the string {tags!r}")
+        # No await between this and the view refresh() takes before its first await.
+        tagged = self.memory.longterm.by_tags(tags) if tags else None
         view = await self.refresh()
+        allowed = view.longterm if tagged is None else view.longterm & tagged
         # Scored now, before any await: the shared indexes are in line with this view.
         lexical = self._records.scores(query)
         ceiling = self._records.ceiling(query) or 1.0
@@ -253,11 +271,17 @@ class Retriever:
         dense_hits: list[tuple[MemoryRecord, float]] = []
 
         async def search_longterm() -> None:
-            if view.longterm:
+            if not allowed:
+                return
+            if tagged is None:
                 found = await self.offloader.run(
                     self.memory.longterm.search, vector, self.candidates
                 )
-                dense_hits.extend(found)
+            else:  # exact over the tagged records: a FAISS top-k may hold none of them
+                found = await self.offloader.run(
+                    self._nearest, [view.records[r] for r in sorted(allowed)], vector
+                )
+            dense_hits.extend(found)
 
         out: list[Candidate] = []
         async with trio.open_nursery() as nursery:
@@ -270,15 +294,15 @@ class Retriever:
 
         offered: set[int] = set()
         for found, sim in dense_hits:
-            if found.record_id not in view.longterm:
-                continue  # arrived after the view: the view offers what it came from
+            if found.record_id not in allowed:
+                continue  # arrived after the view (it offers what it came from), or untagged
             held = view.records[found.record_id]
             if include_private or not held.private:
                 offered.add(held.record_id)
                 out.append(self._candidate(view, held, "longterm", float(sim),
                                            lexical.get(held.record_id, 0.0) / ceiling))
         by_lexical = sorted(
-            (rid for rid in lexical if rid in view.longterm),
+            (rid for rid in lexical if rid in allowed),
             key=lambda r: (-lexical[r], r),
         )
         for rid in by_lexical[: self.candidates]:
@@ -287,8 +311,17 @@ class Retriever:
                 out.append(self._candidate(view, record, "longterm", _dense(record, vector),
                                            lexical[rid] / ceiling))
         out.extend(self._unit_candidates(view, vector, unit_lexical, unit_ceiling,
-                                         include_private))
+                                         include_private, allowed))
         return out
+
+    def _nearest(self, records: Sequence[MemoryRecord], vector: np.ndarray
+                 ) -> list[tuple[MemoryRecord, float]]:
+        """The ``candidates`` records of ``records`` most similar to ``vector`` (exact
+        cosine), best first, ties by record id. Blocking: run through the offloader."""
+        matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in records])
+        sims = (matrix @ vector).tolist()
+        order = sorted(range(len(records)), key=lambda i: (-sims[i], records[i].record_id))
+        return [(records[i], float(sims[i])) for i in order[: self.candidates]]
 
     def _candidate(self, view: TierView, record: MemoryRecord, tier: str, dense: float,
                    lexical: float) -> Candidate:
@@ -312,12 +345,18 @@ class Retriever:
         return dict(zip(order.tolist(), (matrix @ vector).tolist(), strict=True))
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
-                         lexical: dict[int, float], ceiling: float, include_private: bool
-                         ) -> list[Candidate]:
+                         lexical: dict[int, float], ceiling: float, include_private: bool,
+                         allowed: Collection[int]) -> list[Candidate]:
         owners = view.owners
         dense = self._unit_dense(owners, vector)
-        chosen = sorted(lexical, key=lambda e: (-lexical[e], e))[: self.candidates]
-        chosen += sorted(dense, key=lambda e: (-dense[e], e))[: self.candidates]
+
+        def offered(eid: int) -> bool:  # a long-term owner must be one the query allows
+            rid = owners[eid].record_id
+            return rid not in view.longterm or rid in allowed
+
+        chosen = sorted(filter(offered, lexical), key=lambda e: (-lexical[e], e))
+        chosen = chosen[: self.candidates]
+        chosen += sorted(filter(offered, dense), key=lambda e: (-dense[e], e))[: self.candidates]
         out = []
         for eid in dict.fromkeys(chosen):
             record = owners[eid]

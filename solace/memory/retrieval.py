@@ -107,7 +107,8 @@ class Gatherer(Protocol):
     def agent(self) -> str: ...
 
     async def gather(
-        self, query: str, vector: np.ndarray, *, include_private: bool
+        self, query: str, vector: np.ndarray, *, include_private: bool,
+        tags: Sequence[str] = (),
     ) -> list[Candidate]: ...
 
 
@@ -213,7 +214,11 @@ async def recall(
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
 
     Every retriever is queried in parallel (one trio nursery; long-term searches run
-    in worker threads). Peers never offer private records, and their hits carry
+    in worker threads). ``query_tags`` do two things: they narrow every retriever's
+    long-term candidates to records carrying at least one of them (working records
+    all stay candidates), and they score every candidate by the share of them it
+    carries (the ``tags`` part). Without tags nothing is narrowed and the tag part
+    is 0. Peers never offer private records, and their hits carry
     ``owner``; a peer's candidate standing only for events among the asker's own
     candidates is dropped (the asker's own record of an event wins). Otherwise a hit
     adding nothing to better hits is skipped (see :func:`select`), so the same event
@@ -224,11 +229,14 @@ async def recall(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
+    if isinstance(query_tags, str):
+        raise TypeError(f"query_tags must be a sequence of strings, not {query_tags!r}")
     results: dict[int, list[Candidate]] = {}
     sides = [asker, *peers]
 
     async def run(i: int, side: Gatherer) -> None:
-        results[i] = await side.gather(query, vector, include_private=(i == 0))
+        results[i] = await side.gather(query, vector, include_private=(i == 0),
+                                       tags=tuple(query_tags))
 
     async with trio.open_nursery() as nursery:
         for i, side in enumerate(sides):
