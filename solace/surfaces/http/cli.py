@@ -1,4 +1,5 @@
-"""``solace serve [--home H] [--host 127.0.0.1] [--port 8765]``: the HTTP API.
+"""``solace serve [--home H] [--host 127.0.0.1] [--port 8765] [--new-admin-token]``:
+the HTTP API.
 
 Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
 """
@@ -30,6 +31,9 @@ def register(subparsers: Any) -> None:
                        help=f"address to listen on (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT,
                        help=f"port to listen on, 0 for a free one (default {DEFAULT_PORT})")
+    serve.add_argument("--new-admin-token", action="store_true",
+                       help="replace the home's admin token (kept in HOME/serve-admin-token "
+                            "from the first serve on); the old one stops working")
     add_common(serve)
     serve.set_defaults(func=guarded(cmd_serve))
 
@@ -48,7 +52,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         setup_logging(Path(home).expanduser() / LOG_FILE, verbose=args.verbose)
         async with trio.open_nursery() as nursery:
             serving = await nursery.start(partial(
-                serve, home, config, host=args.host, port=args.port, handle_signals=True))
+                serve, home, config, host=args.host, port=args.port, handle_signals=True,
+                new_admin_token=args.new_admin_token))
             print(f"Solace is serving on {serving.url} (admin token in {serving.serve_file}; "
                   "SIGINT or SIGTERM to stop)", file=sys.stdout, flush=True)
 

@@ -32,7 +32,7 @@ from solace.surfaces.http.tokens import (
     SERVE_FILE,
     TOKENS_FILE,
     TokenStore,
-    new_token,
+    admin_token,
     remove_serve_file,
     write_serve_file,
 )
@@ -92,6 +92,7 @@ async def serve_app(
     port: int = DEFAULT_PORT,
     max_body_bytes: int = MAX_BODY_BYTES,
     handle_signals: bool = False,
+    new_admin_token: bool = False,
     task_status: trio.TaskStatus[Serving] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app``'s HTTP API (hypercorn's trio worker) on a runtime already open.
@@ -105,6 +106,8 @@ async def serve_app(
         host, port: where to listen (port 0: a free port, reported in :class:`Serving`).
         max_body_bytes: request bodies larger than this are refused with 413.
         handle_signals: stop on SIGINT or SIGTERM (must run in the main thread).
+        new_admin_token: replace the home's admin token (``HOME/serve-admin-token``,
+            made on the first serve and kept) with a new one; the old stops working.
         task_status: receives a :class:`Serving` once the server listens and
             ``serve.json`` is written.
 
@@ -114,8 +117,8 @@ async def serve_app(
     """
     stop = trio.Event()
     offloader = Offloader(1)
-    admin_token = new_token()
-    tokens = await offloader.run(TokenStore, root / TOKENS_FILE, admin_token)
+    admin = await offloader.run(partial(admin_token, root, rotate=new_admin_token))
+    tokens = await offloader.run(TokenStore, root / TOKENS_FILE, admin)
     asgi = build_app(app, tokens, offloader=offloader, max_body_bytes=max_body_bytes)
     hyper = HyperConfig()
     hyper.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
@@ -134,9 +137,9 @@ async def serve_app(
             bound = int(url.rsplit(":", 1)[1])
             path = await offloader.run(partial(
                 write_serve_file, root, host=host, port=bound, pid=os.getpid(),
-                admin_token=admin_token))
+                admin_token=admin))
             log.info("serving %s on %s (admin token in %s)", root, url, path)
-            task_status.started(Serving(url, bound, admin_token, path, stop.set))
+            task_status.started(Serving(url, bound, admin, path, stop.set))
             await stop.wait()
             nursery.cancel_scope.deadline = trio.current_time() + GRACE_SECONDS + 1
     finally:
@@ -152,6 +155,7 @@ async def serve(
     clock: Clock | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     handle_signals: bool = False,
+    new_admin_token: bool = False,
     task_status: trio.TaskStatus[Serving] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Open the runtime on ``home`` and serve the HTTP API until stopped.
@@ -163,6 +167,7 @@ async def serve(
         clock: None for the wall clock.
         max_body_bytes: request bodies larger than this are refused with 413.
         handle_signals: stop on SIGINT or SIGTERM (the CLI; must run in the main thread).
+        new_admin_token: replace the home's kept admin token (see :func:`serve_app`).
         task_status: receives a :class:`Serving` once the server listens and
             ``serve.json`` is written.
 
@@ -178,7 +183,8 @@ async def serve(
         root = rt.home.root
         app = Solace(rt)
         await serve_app(app, root, host=host, port=port, max_body_bytes=max_body_bytes,
-                        handle_signals=handle_signals, task_status=task_status)
+                        handle_signals=handle_signals, new_admin_token=new_admin_token,
+                        task_status=task_status)
         with trio.move_on_after(FLUSH_SECONDS):  # a clean stop: run what was scheduled
             await app.flush()
     log.info("stopped serving %s; memories snapshotted, substrate flushed", root)

@@ -2,9 +2,12 @@
 
 Two kinds of token:
 
-- the **admin token**, made fresh by each ``solace serve`` and written, with the port,
-  to ``HOME/serve.json`` (0600, atomically; removed on a clean exit): whoever can read
-  the home can administer the server, nobody else;
+- the **admin token**, made on the first ``solace serve`` of a home and kept in
+  ``HOME/serve-admin-token`` (0600, written atomically), so a client configured with
+  it (an MCP client, a script) keeps working across restarts; ``solace serve
+  --new-admin-token`` replaces it (the old one stops working). A serving process also
+  writes it, with the port, to ``HOME/serve.json`` (0600; removed on a clean exit):
+  whoever can read the home can administer the server, nobody else;
 - **scoped tokens**, made by the admin (``POST /tokens``) and bound to a set of memory
   ids. Only their SHA-256 is kept, in ``HOME/serve-tokens.json`` (0600, written
   atomically), so they outlive restarts and a copy of the home does not leak them.
@@ -17,7 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import re
 import secrets
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +33,21 @@ from typing import Any
 from solace.sealed import write_private
 
 __all__ = [
+    "ADMIN_TOKEN_FILE",
     "SERVE_FILE",
     "TOKENS_FILE",
     "Grant",
     "TokenFileError",
     "TokenStore",
+    "admin_token",
     "remove_serve_file",
     "write_serve_file",
 ]
 
+log = logging.getLogger(__name__)
+
+ADMIN_TOKEN_FILE = "serve-admin-token"
+"""In the home from the first serve on: the admin token (0600)."""
 SERVE_FILE = "serve.json"
 """In the home while ``solace serve`` runs: host, port, pid and the admin token."""
 TOKENS_FILE = "serve-tokens.json"
@@ -65,6 +78,42 @@ def _digest(token: str) -> str:
 def new_token() -> str:
     """A fresh random token (256 bits)."""
     return secrets.token_urlsafe(32)
+
+
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def admin_token(home: Path, *, rotate: bool = False) -> str:
+    """The home's admin token: read from ``HOME/serve-admin-token``, or made and written
+    there (0600, atomically) on the first serve, or when ``rotate`` asks for a new one.
+
+    A file readable by others is narrowed to 0600, with a warning (as ssh would refuse,
+    but nothing is lost by fixing it: the token is only as secret as the home).
+
+    Raises:
+        TokenFileError: the file is not a token Solace wrote (names it, and what to do).
+        OSError: it cannot be read or written.
+    """
+    path = home / ADMIN_TOKEN_FILE
+    if not rotate and path.exists():
+        try:
+            token = path.read_text("ascii").strip()
+        except (UnicodeDecodeError, IsADirectoryError) as exc:
+            raise TokenFileError(f"{path}: not a Solace admin token ({exc}); remove it, or "
+                                 "run solace serve --new-admin-token") from None
+        if not _TOKEN_SHAPE.fullmatch(token):
+            raise TokenFileError(f"{path}: not a Solace admin token (expected 43 URL-safe "
+                                 "characters); remove it, or run solace serve "
+                                 "--new-admin-token")
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            os.chmod(path, 0o600)
+            log.warning("%s had mode %o; narrowed to 0600", path, mode)
+        return token
+    token = new_token()
+    write_private(path, token.encode("ascii") + b"\n", what=f"the admin token {path}")
+    log.info("%s admin token in %s", "a new" if rotate else "the home's first", path)
+    return token
 
 
 def write_serve_file(home: Path, *, host: str, port: int, pid: int, admin_token: str) -> Path:
