@@ -42,7 +42,7 @@ import trio
 
 from solace.clock import Clock
 from solace.config import AgentConfig, FadeWeights, MemoryConfig
-from solace.memory import rebuild, snapshot
+from solace.memory import restore, snapshot
 from solace.memory.chunks import (
     RECENT_SPLITS,
     SPLIT_ABOVE_TOKENS,
@@ -141,6 +141,9 @@ class AgentMemory:
         or rebuild both tiers from the substrate if the snapshot is missing, unreadable,
         made by another embedder, or newer than the substrate.
 
+        (:meth:`opening` then :meth:`finish_opening` do the same in two steps, so that
+        several agents opened together read the substrate once.)
+
         Args:
             agent: the agent's name (author of its fade events).
             config, memory_config: the agent's and the shared memory configuration.
@@ -155,35 +158,55 @@ class AgentMemory:
                 default ``substrate.key_ring``.
 
         Guarantees: afterwards every record the agent had at its last snapshot or fade
-        event is back, at the same rung, in the same tier (reference counts as of the
-        last snapshot). The directory is 0700 and its files 0600, temporary files of an
-        interrupted snapshot are removed, and a snapshot that fails authentication is
-        refused (logged as a WARNING naming the file and why) and rebuilt. A disk too
-        full to take the new snapshot does not stop the opening (logged; the next
-        snapshot tries again).
+        event is back, at the same rung, in the same tier, with the references written
+        by then (touch events). The directory is 0700 and its files 0600, temporary
+        files of an interrupted snapshot are removed, and a snapshot that fails
+        authentication is refused (logged as a WARNING naming the file and why) and
+        rebuilt. A disk too full to take the new snapshot does not stop the opening
+        (logged; the next snapshot tries again).
         """
+        memory, loaded = await cls.opening(
+            agent, config=config, memory_config=memory_config, directory=directory,
+            substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
+            offloader=offloader, clock=clock, perceive=perceive, key_ring=key_ring)
+        if perceive is not None:
+            events = await substrate.scan(since_id=loaded.since)
+        else:
+            events = await substrate.scan(agent=agent, kind=FADE_KIND,
+                                          since_id=loaded.fade_since)
+        await memory.finish_opening(loaded, events)
+        return memory
+
+    @classmethod
+    async def opening(cls, agent: str, **kwargs: Any) -> tuple[AgentMemory, restore.Loaded]:
+        """The first half of :meth:`open` (same arguments): the memory, not usable yet,
+        and its snapshot as loaded; it needs the substrate's events after
+        ``loaded.since`` (:meth:`finish_opening`)."""
+        embedder, offloader = kwargs["embedder"], kwargs["offloader"]
         dim = int(await offloader.run(lambda: embedder.dim))
-        memory = cls(agent, config=config, memory_config=memory_config, directory=directory,
-                     substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
-                     offloader=offloader, clock=clock, dim=dim, perceive=perceive,
-                     key_ring=key_ring)
+        memory = cls(agent, dim=dim, **kwargs)
         for stale in await offloader.run(snapshot.prepare, memory.directory):
             log.info("%s: removed %s, left by an interrupted snapshot", agent, stale)
-        restored = await rebuild.restore(memory)
+        return memory, await restore.load(memory)
+
+    async def finish_opening(self, loaded: restore.Loaded, events: Sequence[Any]) -> None:
+        """The second half of :meth:`open`: replay ``events`` (id order; any superset
+        of those after ``loaded.since``: the ones this agent does not need are skipped),
+        then snapshot if anything was replayed or rebuilt."""
+        restored = await restore.complete(self, loaded, events)
         for record in restored.working:
-            memory.working.add(record)
-        memory.longterm = restored.longterm
-        memory._entries = restored.entries
-        memory._next_extra_id = restored.next_extra_id
-        memory.counters = FadeCounters.from_dict(restored.counters)
-        memory._lt_queue.extend(sorted(
+            self.working.add(record)
+        self.longterm = restored.longterm
+        self._entries = restored.entries
+        self._next_extra_id = restored.next_extra_id
+        self.counters = FadeCounters.from_dict(restored.counters)
+        self._lt_queue.extend(sorted(
             (r.created, r.record_id) for r in restored.longterm.records() if r.rung == 2))
         if restored.source == "rebuild" or restored.replayed:
             try:
-                await memory.snapshot()  # the next start need not replay it again
+                await self.snapshot()  # the next start need not replay it again
             except StorageFullError as exc:  # a cache: the substrate has everything
-                log.warning("%s: opened without a fresh snapshot: %s", agent, exc)
-        return memory
+                log.warning("%s: opened without a fresh snapshot: %s", self.agent, exc)
 
     @property
     def key_ring(self) -> KeyRing:

@@ -31,7 +31,6 @@ batched, offloaded pass. Reference tracking rides in ``touch`` fade events (see
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -41,22 +40,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from solace.memory.chunks import (
-    RECENT_SPLITS,
-    SPLIT_ABOVE_TOKENS,
     Chunk,
     chunk_record_id,
     is_chunk_id,
-    split_rung0,
 )
-from solace.memory.ladder import EmbeddingSource, format_raw, mean_embedding
-from solace.memory.longterm import LongTermTier, open_longterm_store
+from solace.memory.ladder import EmbeddingSource, mean_embedding
 from solace.memory.record import MemoryRecord
 from solace.memory.record_codec import record_from_attrs, record_to_attrs
-from solace.memory.references import TOUCH_OP, Reference, parse_touch_attrs
-from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
+from solace.memory.references import Reference
 
 if TYPE_CHECKING:
-    from solace.memory.agent_memory import AgentMemory
+    pass
 
 __all__ = [
     "EXTRA_ID_BASE",
@@ -64,12 +58,9 @@ __all__ = [
     "FadeOp",
     "Perceiver",
     "Perception",
-    "REPLAY_SLACK",
     "ReplayState",
-    "Restored",
     "fade_attrs",
     "parse_fade_event",
-    "restore",
     "rung0_record",
     "rung0_records",
 ]
@@ -373,173 +364,3 @@ def _vector(recipe: _Recipe, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ restoring
-
-#: On load, perceived events are replayed from this many entries before the
-#: snapshot's ``covered_id``: an event appended just before a snapshot may have been
-#: ingested just after it (append and ingest are two awaits). Already-known entries
-#: are skipped, so the overlap costs a few reads, never a duplicate.
-REPLAY_SLACK = 1024
-
-
-@dataclass(slots=True)
-class Restored:
-    """An agent's tiers as read back: what :func:`restore` hands to ``AgentMemory.open``.
-
-    Attributes:
-        working: working records, with embeddings.
-        longterm: the long-term tier, ready.
-        entries: entry id -> record id, for every entry the agent ever ingested.
-        next_extra_id: first free id for ``next_record_id``.
-        counters: the fade counters of the snapshot ({} after a full rebuild).
-        source: ``"snapshot"`` (plus replay of the events after it) or ``"rebuild"``.
-        reason: why the snapshot was not used (None if it was).
-        replayed: events applied on top of the snapshot (or of nothing).
-    """
-
-    working: list[MemoryRecord]
-    longterm: LongTermTier
-    entries: dict[int, int]
-    next_extra_id: int
-    counters: dict[str, Any]
-    source: Literal["snapshot", "rebuild"]
-    reason: str | None
-    replayed: int
-
-
-def _unusable(snap: Snapshot | None, memory: AgentMemory, last_id: int) -> str | None:
-    if snap is None:
-        return "no snapshot"
-    if snap.agent != memory.agent:
-        return f"snapshot belongs to {snap.agent!r}"
-    if snap.embedder != memory.embedder.name or snap.dim != memory.dim:
-        return f"snapshot vectors are from {snap.embedder!r} ({snap.dim}-d)"
-    if snap.covered_id > last_id:
-        return f"snapshot covers entry {snap.covered_id}, the substrate ends at {last_id}"
-    return None
-
-
-async def restore(memory: AgentMemory) -> Restored:
-    """Load ``memory``'s snapshot and replay the substrate after it, or rebuild.
-
-    A snapshot that is missing, unreadable, another agent's, from another embedder or
-    newer than the substrate is not used: both tiers are rebuilt from the whole
-    substrate (fade events, plus perceived events when ``memory.perceive`` is set).
-    """
-    offload = memory.offloader.run
-    snap: Snapshot | None = None
-    reason: str | None = None
-    try:
-        snap = await offload(functools.partial(read_snapshot, memory.directory,
-                                               agent=memory.agent, ring=memory.key_ring))
-    except SnapshotError as exc:  # a damaged cache: the substrate still has everything
-        reason = str(exc)
-        log.warning("%s: snapshot refused, rebuilding from the substrate: %s",
-                    memory.agent, reason)
-    if reason is None:
-        reason = _unusable(snap, memory, int(memory.substrate.last_id))
-    state = ReplayState(memory.agent)
-    if reason is None and snap is not None:
-        longterm = await offload(functools.partial(
-            LongTermTier.restore, dim=memory.dim, params=memory.longterm.params,
-            records=snap.longterm, index=snap.index, record_ids=snap.record_ids,
-            labels=snap.labels, next_label=snap.next_label))
-        state.seed(snap.working, "working")
-        state.seed(longterm.records(), "longterm")
-        state.next_extra_id = max(state.next_extra_id, snap.next_extra_id)
-        fade_since, perceive_since = snap.covered_id, max(0, snap.covered_id - REPLAY_SLACK)
-        counters = snap.counters
-    else:
-        log.info("%s: rebuilding memory from the substrate (%s)", memory.agent, reason)
-        longterm = open_longterm_store(dim=memory.dim, params=memory.longterm.params)
-        fade_since = perceive_since = 0
-        counters = {}
-    if memory.perceive is not None:
-        events = await memory.substrate.scan(since_id=perceive_since)
-    else:
-        events = await memory.substrate.scan(agent=memory.agent, kind=FADE_KIND,
-                                             since_id=fade_since)
-    replayed = await _replay(memory, state, events, fade_since)
-    vectors = await _embed_pending(memory, state)
-    working = state.records_of("working", vectors)
-    await offload(_sync_longterm, longterm, state.records_of("longterm", vectors))
-    return Restored(working, longterm, dict(state.entries), state.next_extra_id, counters,
-                    "snapshot" if reason is None else "rebuild", reason, replayed)
-
-
-async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any],
-                  fade_since: int) -> int:
-    """Feed ``events`` (id order) to ``state``; return how many changed it."""
-    perceived: dict[int, Perception] = {}
-    if memory.perceive is not None:
-        for event, perception in memory.perceive(events):
-            if not state.knows_entry(int(event.entry_id)):
-                perceived[int(event.entry_id)] = perception
-    by_id = {int(e.entry_id): e for e in events}
-    texts = {eid: format_raw(p.speaker or by_id[eid].agent, by_id[eid].content)
-             for eid, p in perceived.items()}
-    speakers = {eid: p.speaker or by_id[eid].agent for eid, p in perceived.items()}
-
-    def split() -> dict[int, list[Chunk] | None]:
-        out: dict[int, list[Chunk] | None] = {}
-        for eid, text in texts.items():
-            if len(text) <= SPLIT_ABOVE_TOKENS:
-                continue
-            key = (memory.embedder, memory.tokenizer, speakers[eid], str(by_id[eid].content))
-            known = RECENT_SPLITS.get(key)
-            if known is not None:
-                out[eid] = known[0]
-                continue
-            chunks = split_rung0(speakers[eid], str(by_id[eid].content), memory.tokenizer)
-            out[eid] = chunks
-            if chunks is not None:
-                RECENT_SPLITS.put(key, chunks)  # the next agent's replay reuses it
-        return out
-
-    chunks = await memory.offloader.run(split)
-    order = sorted(e for e in texts if chunks.get(e) is None)
-    counts = dict(zip(order, await memory.offloader.run(
-        memory.tokenizer.count_many, [texts[e] for e in order]), strict=True))
-    changed = 0
-    for event in sorted(events, key=lambda e: e.entry_id):
-        eid = int(event.entry_id)
-        if event.kind == FADE_KIND and event.agent == memory.agent:
-            if eid <= fade_since:
-                continue
-            if event.attrs.get("op") == TOUCH_OP:
-                state.touch(parse_touch_attrs(eid, event.attrs))
-            else:
-                state.apply(parse_fade_event(event))
-            changed += 1
-        elif eid in perceived and not state.knows_entry(eid):
-            p = perceived[eid]
-            state.ingest_event(rung0_records(
-                memory.agent, event, text=texts[eid], tokens=counts.get(eid, 0),
-                chunks=chunks.get(eid),
-                speaker=speakers[eid], emotional_weight=p.emotional_weight,
-                tags=p.tags, private=p.private))
-            changed += 1
-    return changed
-
-
-async def _embed_pending(memory: AgentMemory, state: ReplayState) -> dict[str, np.ndarray]:
-    texts = state.pending_texts()
-    if not texts:
-        return {}
-    vectors = np.concatenate(await memory.offloader.run_chunks(memory.embedder.embed, texts))
-    return {text: np.asarray(v, dtype=np.float32) for text, v in zip(texts, vectors, strict=True)}
-
-
-def _sync_longterm(tier: LongTermTier, records: list[MemoryRecord]) -> None:
-    """Make ``tier`` hold exactly ``records`` (unchanged objects are left alone)."""
-    wanted = {r.record_id: r for r in records}
-    for record in list(tier.records()):
-        if record.record_id not in wanted:
-            tier.remove(record.record_id)
-    new = []
-    for rid, record in wanted.items():
-        current = tier.get(rid)
-        if current is None:
-            new.append(record)
-        elif current is not record:
-            tier.replace(record)
-    tier.add(new)
