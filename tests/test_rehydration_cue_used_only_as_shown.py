@@ -64,9 +64,10 @@ def config() -> Config:
     )
 
 
-async def ask_after_fading(tmp_path: Path, question: str, answer: str
-                           ) -> tuple[Any, ScriptedLLM, dict]:
-    """Observe LINES, let them fade, ask ``question`` a day later; Main answers ``answer``.
+async def ask_after_fading(tmp_path: Path, question: str, answer: str, *,
+                           compact: bool = True) -> tuple[Any, ScriptedLLM, dict]:
+    """Observe LINES, let them fade, ask ``question`` a day later; Main answers ``answer``
+    (from the short prompt of a small model if ``compact``, else the context stack).
 
     Returns the runtime's Main memory, the LLM (its prompts) and the long-term
     records as they were before the turn, by their text.
@@ -81,6 +82,7 @@ async def ask_after_fading(tmp_path: Path, question: str, answer: str
         before = {r.text: r for r in memory.longterm.records()}
         llm = ScriptedLLM(answer)
         rt.agent("Main").llm = llm
+        rt.agent("Main").compact_prompt = compact
         clock.advance(24 * 3600)
         speech = await rt.ask(question)
         assert speech.text == answer  # the model's reply was kept as it is
@@ -148,6 +150,25 @@ async def test_a_cue_whose_shared_words_are_in_the_query_or_another_shown_hit_is
     for record in (cue, bread):
         assert memory.working.get(record.record_id) is None
         assert memory.longterm.get(record.record_id) == record
+
+
+@pytest.mark.parametrize("prompt", ["context stack", "short prompt"])
+async def test_a_cue_counts_as_shown_by_the_prompt_the_model_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prompt: str,
+) -> None:
+    # Short-prompt memory lines cut after 20 characters: a small model reads
+    # "Caroline started pot…" ("studio", "friend" and "Jolene" cut off); a capable
+    # model reads the whole cue in the context stack.
+    monkeypatch.setattr(main_actor, "MEMORY_LINE_CHARS", 20)
+    memory, llm, before = await ask_after_fading(tmp_path, "How was the pottery class?",
+                                                 OWN_WORDS, compact=prompt == "short prompt")
+    cue = record_with(before, "pottery", "Jolene")
+    if prompt == "context stack":
+        assert cue.text in prompt_text(llm)
+        assert memory.working.get(cue.record_id) is not None
+    else:
+        assert cue.text not in prompt_text(llm) and cue.text[:20] in prompt_text(llm)
+        assert memory.longterm.get(cue.record_id) == cue
 
 
 # ------------------------------------------------ the rule itself, on a bare step
