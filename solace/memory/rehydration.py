@@ -142,21 +142,21 @@ class ReasoningStep:
             for hit in self.hits:
                 shown.setdefault(_key(hit), set()).update(terms(hit.text))
         else:
-            for key, texts in self._shown.items():
-                shown[key] = {t for text in texts for t in terms(text)}
+            for seen, texts in self._shown.items():
+                shown[seen] = {t for text in texts for t in terms(text)}
         background = set(terms(self.query))
         for text in context:
             background.update(terms(text))
         carriers = Counter(t for held in shown.values() for t in held)
         found = []
         for hit in self._own():
-            key = (hit.tier, hit.record_id)
+            own = (hit.tier, hit.record_id)
             held = shown.get(_key(hit))
-            if key in self._used or held is None:
+            if own in self._used or held is None:
                 continue
             added = {t for t in held - background if carriers[t] == 1}
             if len(added & out_terms) >= USE_MIN_TERMS:
-                self._used[key] = hit
+                self._used[own] = hit
                 found.append(hit)
         return found
 
