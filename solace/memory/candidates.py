@@ -37,6 +37,7 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,6 +126,8 @@ class Retriever:
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
         self._unit_matrix: tuple[frozenset[int], np.ndarray, np.ndarray] | None = None
+        # The last view and the tiers' (identity, version) it was taken at.
+        self._view: tuple[tuple[int, int, int, int], TierView] | None = None
         self._records = LexicalIndex()
         self._units = LexicalIndex()
         # record_id -> (entry_ids, rehydrated text, tokens), for rung-3 records
@@ -206,9 +209,17 @@ class Retriever:
         whatever the fade or an ingest does while this query awaits. The indexes are
         synced to it just before returning; score them before the next ``await``.
 
+        While neither tier has changed since the last view (their ``version``s), that
+        view is returned as it is, without awaiting: the indexes are still in line with
+        it. Otherwise one is built, and the records, units and their forms are indexed.
+
         Returns:
             The :class:`TierView` the query works from.
         """
+        key = (id(self.memory.working), self.memory.working.version,
+               id(self.memory.longterm), self.memory.longterm.version)
+        if self._view is not None and self._view[0] == key:
+            return self._view[1]
         working = self.memory.working.records()
         _ids, matrix = self.memory.working.embeddings()  # row-aligned with ``working``
         longterm = list(self.memory.longterm.records())
@@ -233,6 +244,7 @@ class Retriever:
         self._units.sync({e: self._unit_forms[e][0] for e in owners})
         for rid in [r for r in self._forms if r not in records]:
             del self._forms[rid]
+        self._view = (key, view)
         return view
 
     # ----------------------------------------------------------- gather
@@ -301,11 +313,11 @@ class Retriever:
                 offered.add(held.record_id)
                 out.append(self._candidate(view, held, "longterm", float(sim),
                                            lexical.get(held.record_id, 0.0) / ceiling))
-        by_lexical = sorted(
-            (rid for rid in lexical if rid in allowed),
+        by_lexical = heapq.nsmallest(
+            self.candidates, (rid for rid in lexical if rid in allowed),
             key=lambda r: (-lexical[r], r),
         )
-        for rid in by_lexical[: self.candidates]:
+        for rid in by_lexical:
             record = view.records[rid]
             if rid not in offered and (include_private or not record.private):
                 out.append(self._candidate(view, record, "longterm", _dense(record, vector),
@@ -330,33 +342,39 @@ class Retriever:
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
-    def _unit_dense(self, owners: dict[int, MemoryRecord], vector: np.ndarray
-                    ) -> dict[int, float]:
-        """Cosine of the query and each unit's event embedding (units without one: none)."""
-        ids = frozenset(e for e in owners if e in self.vectors)
-        if self._unit_matrix is None or self._unit_matrix[0] != ids:
-            order = np.array(sorted(ids), dtype=np.int64)
-            matrix = (np.stack([self.vectors[int(e)] for e in order]) if len(order)
-                      else np.zeros((0, len(vector)), dtype=np.float32))
-            self._unit_matrix = (ids, order, matrix)
-        _ids, order, matrix = self._unit_matrix
-        if not len(order):
-            return {}
-        return dict(zip(order.tolist(), (matrix @ vector).tolist(), strict=True))
+    def _unit_matrix_of(self, owners: dict[int, MemoryRecord], dim: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """The units with an event embedding (ids ascending) and their vectors, rebuilt
+        only when that set changes."""
+        if self._unit_matrix is not None and self._unit_matrix[0] is owners:
+            return self._unit_matrix[1], self._unit_matrix[2]
+        ids = sorted(e for e in owners if e in self.vectors)
+        order = np.array(ids, dtype=np.int64)
+        matrix = (np.stack([self.vectors[e] for e in ids]) if ids
+                  else np.zeros((0, dim), dtype=np.float32))
+        self._unit_matrix = (owners, order, matrix)  # type: ignore[assignment]
+        return order, matrix
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
                          lexical: dict[int, float], ceiling: float, include_private: bool,
                          allowed: Collection[int]) -> list[Candidate]:
         owners = view.owners
-        dense = self._unit_dense(owners, vector)
+        order, matrix = self._unit_matrix_of(owners, len(vector))
+        sims = matrix @ vector if len(order) else np.zeros(0, dtype=np.float32)
 
         def offered(eid: int) -> bool:  # a long-term owner must be one the query allows
             rid = owners[eid].record_id
             return rid not in view.longterm or rid in allowed
 
-        chosen = sorted(filter(offered, lexical), key=lambda e: (-lexical[e], e))
-        chosen = chosen[: self.candidates]
-        chosen += sorted(filter(offered, dense), key=lambda e: (-dense[e], e))[: self.candidates]
+        if allowed is not view.longterm and len(order):  # tags: only the allowed units
+            keep = np.fromiter((offered(e) for e in order.tolist()), dtype=bool,
+                               count=len(order))
+            dense_ids, dense_sims = order[keep], sims[keep]
+        else:
+            dense_ids, dense_sims = order, sims
+        chosen = heapq.nsmallest(self.candidates, filter(offered, lexical),
+                                 key=lambda e: (-lexical[e], e))
+        chosen += top_ids(dense_ids, dense_sims, self.candidates)
         out = []
         for eid in dict.fromkeys(chosen):
             record = owners[eid]
@@ -364,11 +382,24 @@ class Retriever:
                 continue
             tier = "longterm" if record.record_id in view.longterm else "working"
             text, tokens = self._unit_forms[eid]
-            sim = dense[eid] if eid in dense else _dense(record, vector)
+            at = int(np.searchsorted(order, eid))  # ``order`` is ascending
+            sim = (float(sims[at]) if at < len(order) and order[at] == eid
+                   else _dense(record, vector))
             out.append(Candidate(record, tier, self.agent,  # type: ignore[arg-type]
                                  sim, lexical.get(eid, 0.0) / ceiling, text, tokens, (eid,),
                                  unit=True))
         return out
+
+
+def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
+    """The ``k`` ids of the highest ``scores``, best first, ties by id ascending (what
+    sorting all of them would give, in linear time plus ``k log k``)."""
+    if len(ids) > k:
+        kth = np.partition(-scores, k - 1)[k - 1]
+        keep = np.flatnonzero(-scores <= kth)  # the top k and any tied with the k-th
+        ids, scores = ids[keep], scores[keep]
+    best = np.lexsort((ids, -scores))[:k]
+    return [int(i) for i in ids[best]]
 
 
 def _dense(record: MemoryRecord, vector: np.ndarray) -> float:

@@ -60,6 +60,10 @@ class LongTermStore(Protocol):
     implementation; a vector database can be another. Snapshots of a store are its
     implementation's business (:mod:`solace.memory.snapshot` handles FAISS's)."""
 
+    #: Changes with every add, replace and remove (retrieval rebuilds what it derives
+    #: from the records only when it has moved).
+    version: int
+
     def __len__(self) -> int: ...
     def __contains__(self, record_id: object) -> bool: ...
     def get(self, record_id: int) -> MemoryRecord | None: ...
@@ -106,6 +110,9 @@ class LongTermTier:
         self._kind = "flat"
         self._built_at = 0  # records when the approximate index was last built
         self.index_lock = threading.Lock()
+        #: Bumped after every add, replace and remove (not by touch): equal versions,
+        #: the same records (what retrieval's indexes were built from).
+        self.version = 0
 
     # ------------------------------------------------------------------ reading
 
@@ -236,6 +243,7 @@ class LongTermTier:
         else:
             with self.index_lock:
                 add_in_batches(self._index, vectors, labels)
+        self.version += 1
 
     def replace(self, record: MemoryRecord) -> MemoryRecord:
         """Put ``record`` in place of the long-term record with the same id; return the old.
@@ -261,6 +269,7 @@ class LongTermTier:
         self._records[rid] = record
         for tag in record.tags:
             self._tags.setdefault(tag.casefold(), set()).add(rid)
+        self.version += 1
         return old
 
     def remove(self, record_id: int) -> MemoryRecord:
@@ -277,6 +286,7 @@ class LongTermTier:
         del self._rid[label]
         self._untag(record)
         self._tombstones += 1  # its vector stays in FAISS, unreachable (see module doc)
+        self.version += 1
         return record
 
     def _untag(self, record: MemoryRecord) -> None:

@@ -43,6 +43,9 @@ class WorkingTier:
         self._records: list[MemoryRecord] = []
         self._row: dict[int, int] = {}
         self._total = 0
+        #: Bumped by every add, replace and remove (not by touch): equal versions,
+        #: the same records (what retrieval's indexes were built from).
+        self.version = 0
         cap = _INITIAL_CAPACITY
         self._record_id = np.zeros(cap, dtype=np.int64)
         self._rung = np.zeros(cap, dtype=np.int8)
@@ -157,6 +160,7 @@ class WorkingTier:
         self._row[record.record_id] = n
         self._write_row(n, record)
         self._total += record.tokens
+        self.version += 1
 
     def replace(self, record: MemoryRecord) -> MemoryRecord:
         """Put ``record`` in place of the working record with the same id; return the old.
@@ -171,6 +175,7 @@ class WorkingTier:
         self._records[row] = record
         self._write_row(row, record)
         self._total += record.tokens - old.tokens
+        self.version += 1
         return old
 
     def remove(self, record_id: int) -> MemoryRecord:
@@ -191,6 +196,7 @@ class WorkingTier:
         self._records.pop()
         del self._row[record_id]
         self._total -= record.tokens
+        self.version += 1
         return record
 
     def touch(self, record_id: int, now: float) -> None:
