@@ -17,6 +17,8 @@ def test_all_names_are_exported() -> None:
         "guard",
         "llama_cpp",
         "llm",
+        "onnx_embedder",
+        "onnx_export",
         "openai_compat",
         "schema",
         "tokenizer",

@@ -27,6 +27,7 @@ from solace.models.llm import LLMStats as LLMStats
 from solace.models.llm import LLMUnavailableError as LLMUnavailableError
 from solace.models.llm import ModelError as ModelError
 from solace.models.llm import NoLLM as NoLLM
+from solace.models.onnx_embedder import OnnxMiniLMEmbedder as OnnxMiniLMEmbedder
 from solace.models.openai_compat import OpenAICompatibleLLM as OpenAICompatibleLLM
 from solace.models.schema import SchemaError as SchemaError
 from solace.models.schema import validate as validate
@@ -49,6 +50,7 @@ __all__ = [
     "ModelError",
     "ModelsConfigLike",
     "NoLLM",
+    "OnnxMiniLMEmbedder",
     "OpenAICompatibleLLM",
     "Salient",
     "SchemaError",
