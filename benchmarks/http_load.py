@@ -1,6 +1,6 @@
 """HTTP load: bounded concurrent clients doing recall and observe against ``solace serve``.
 
-A home holding one LoCoMo conversation (imported with the real MiniLM embedder: every
+A home holding one LoCoMo conversation (imported with the default embedder, MiniLM int8: every
 turn observed at its date under a :class:`solace.ReplayClock`, the fade settled at each
 session's end) is served by ``python -m solace serve`` in a child process on loopback.
 ``--clients`` clients (httpx, one connection each) then loop for ``--seconds``: four
@@ -50,7 +50,7 @@ from solace.runtime import extra_kinds, open_runtime  # noqa: E402
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 TAG = "http_load"
 RECALLS_PER_OBSERVE = 4
-CONFIG_TOML = '[models]\nembedder = "minilm"\nllm_backend = "none"\n'
+CONFIG_TOML = '[models]\nllm_backend = "none"\n'  # the default embedder
 
 
 async def build_home(home: Path, data: Path, config_file: Path) -> tuple[int, list[str]]:
@@ -198,7 +198,7 @@ def main() -> int:
         "recall_p50_met": rows[0]["p50_ms"] <= 25.0,
     }
     print(f"solace serve under load: {args.clients} clients, {elapsed:.1f} s, "
-          f"home of {imported} events (LoCoMo conv 0, MiniLM)")
+          f"home of {imported} events (LoCoMo conv 0, default embedder)")
     print(f"{'operation':<10}{'requests':>10}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
           f"{'p99 ms':>9}")
     for row in rows:

