@@ -1,8 +1,8 @@
 """While a process serves a home, the CLI commands for that home talk to it over HTTP
 (HOME/serve.json gives the url and the admin token) and print what the local path
-prints (topics show and notes replace included); once it stops, the same commands open the home themselves. A stale serve.json
-(its pid gone) does not hide the lock error. `solace run --serve` keeps the REPL and
-serves HTTP from one process."""
+prints (topics show and notes replace included); once it stops, the same commands open
+the home themselves. A stale serve.json (its pid gone) does not hide the lock error.
+`solace run --serve` keeps the REPL and serves HTTP from one process."""
 
 from __future__ import annotations
 
@@ -89,8 +89,9 @@ def test_commands_talk_to_a_serving_process_then_work_locally_once_it_stops(
         shown = remote[("notes", "show", topic)]
         assert shown == "buy seeds instead\n"  # replaced, not appended to
         detail = remote[("topics", "show", topic)]
-        assert detail.startswith(f"topic {topic} ") and "user: Let us plan the garden beds." in detail
-        assert shown in detail  # the notes, archived one included, then the thread
+        assert detail.startswith(f"topic {topic} ")
+        assert "user: Let us plan the garden beds." in detail
+        assert shown in detail  # the notes, then the thread
         missing = solace(tmp_path, home, "facts", "get", "nope")
         assert missing.returncode == 1
         assert missing.stderr.startswith("solace facts get: no durable fact 'nope'")
