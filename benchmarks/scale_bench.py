@@ -1,0 +1,203 @@
+"""Scale: real turns replayed into one runtime up to ``--events``, measured as it grows.
+
+The turns are LoCoMo's (all ten conversations in date order, repeated with dates
+shifted by a year and a ``(take N)`` suffix until there are enough; see
+``rebuild_bench.sessions``), replayed one session at a time through ``observe_many``
+on a :class:`~solace.ReplayClock`, the fade settled after each session. All five
+agents run, on the default config except ``models.llm_backend = "none"`` (the default
+compression is deterministic, so ingest never calls the LLM; loading it would only
+add memory) and ``substrate.fsync = "batch"``.
+
+At every ``--every`` events, and at the end:
+
+* **ingest** events/s over the last window (``observe_many`` + settle, wall clock), and
+  the **embedding floor** on the same window's texts: the runtime's embedder alone
+  (same model, same thread setting), so the ratio is what the runtime adds;
+* **Main's recall**, one query at a time over ``--queries`` LoCoMo questions: p50/p95;
+* **resident memory** (current RSS from ``/proc/self/statm``; peak ``ru_maxrss``)
+  against the RSS right after the models loaded, per event;
+* working tokens against the budget, records per tier, for Main.
+
+At the end: **restart to first recall** (the runtime closed, snapshots written, then
+opened again and asked one question), and unless ``--no-rebuild``, the same with every
+snapshot deleted (a full rebuild from the substrate).
+
+Usage::
+
+    python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
+        [--queries 50] [--out FILE] [--png FILE] [--no-rebuild]
+
+Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
+rate against events.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from rebuild_bench import sessions  # noqa: E402
+
+from solace import ReplayClock, open_runtime  # noqa: E402
+from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
+from solace.locomo import load_locomo  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def config() -> Config:
+    return Config(models=ModelsConfig(llm_backend="none"),
+                  substrate=SubstrateConfig(fsync="batch"))
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE / 2**20
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def recall_latency(rt: Any, questions: list[str]) -> dict[str, float]:
+    times = []
+    for q in questions:
+        start = time.perf_counter()
+        await rt.recall("Main", q, 10)
+        times.append((time.perf_counter() - start) * 1000)
+    return {"recall_p50_ms": round(statistics.median(times), 2),
+            "recall_p95_ms": round(float(np.percentile(times, 95)), 2)}
+
+
+async def floor(rt: Any, texts: list[str]) -> float:
+    """Texts/s of the runtime's embedder alone on ``texts`` (its own cache bypassed)."""
+    inner = getattr(rt.embedder, "inner", rt.embedder)
+    start = time.perf_counter()
+    await rt.offloader.run(inner.embed, texts)
+    return len(texts) / (time.perf_counter() - start)
+
+
+async def grow(home: Path, batches: list[list[Any]], questions: list[str], every: int
+               ) -> tuple[list[dict[str, Any]], float]:
+    rows: list[dict[str, Any]] = []
+    async with open_runtime(home, config(), clock=ReplayClock(), warm_up=False) as rt:
+        await rt.recall("Main", questions[0], 10)  # loads the embedder
+        base = rss_mb()
+        done, window, window_s, window_texts = 0, 0, 0.0, []
+        for batch in batches:
+            start = time.perf_counter()
+            await rt.observe_many(batch)
+            await rt.settle()
+            window_s += time.perf_counter() - start
+            done += len(batch)
+            window += len(batch)
+            window_texts += [f"{o.speaker}: {o.text}" for o in batch]
+            if done // every != (done - len(batch)) // every or batch is batches[-1]:
+                main = rt.memories["Main"]
+                row = {"turns": done, "events": int(rt.substrate.last_id),
+                       "ingest_per_s": round(window / window_s, 1),
+                       "floor_per_s": round(await floor(rt, window_texts[:2000]), 1),
+                       **await recall_latency(rt, questions),
+                       "rss_mb": round(rss_mb(), 1), "peak_mb": round(peak_mb(), 1),
+                       "main_working_tokens": main.working.total_tokens,
+                       "main_budget_tokens": main.working.budget_tokens,
+                       "main_working_records": len(main.working),
+                       "main_longterm_records": len(main.longterm)}
+                row["ratio_to_floor"] = round(row["ingest_per_s"] / row["floor_per_s"], 3)
+                row["kb_per_event_beyond_models"] = round(
+                    (row["rss_mb"] - base) * 1024 / max(1, row["events"]), 2)
+                rows.append(row)
+                print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+                window, window_s, window_texts = 0, 0.0, []
+    return rows, base
+
+
+async def restart(home: Path, question: str) -> float:
+    start = time.perf_counter()
+    async with open_runtime(home, config(), clock=ReplayClock(), warm_up=True) as rt:
+        await rt.recall("Main", question, 10)
+        return time.perf_counter() - start
+
+
+def plot(rows: list[dict[str, Any]], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    events = [r["events"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, key, label in zip(axes, ("rss_mb", "recall_p50_ms", "ingest_per_s"),
+                              ("resident MB", "Main recall p50 ms", "ingest events/s"),
+                              strict=True):
+        ax.plot(events, [r[key] for r in rows], marker="o")
+        ax.set_xlabel("events in the substrate")
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+    axes[2].plot(events, [r["floor_per_s"] for r in rows], linestyle="--", label="floor")
+    axes[2].legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--events", type=int, default=100_000, help="LoCoMo turns to replay")
+    parser.add_argument("--every", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--no-rebuild", action="store_true")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "benchmarks" / "results" / "scale_bench.json")
+    parser.add_argument("--png", type=Path,
+                        default=ROOT / "benchmarks" / "results" / "scale_bench.png")
+    args = parser.parse_args()
+    if not args.data.exists():
+        print(f"skipped: no LoCoMo data at {args.data}")
+        return 0
+    questions = [q.question for c in load_locomo(args.data) for q in c.questions
+                 if q.question.strip()][: args.queries]
+    with tempfile.TemporaryDirectory(prefix="solace-scale-") as tmp:
+        home = Path(tmp) / "home"
+        rows, base = trio.run(grow, home, sessions(args.data, args.events), questions,
+                              args.every)
+        warm = trio.run(restart, home, questions[0])
+        rebuilt = None
+        if not args.no_rebuild:
+            shutil.rmtree(home / "memory")
+            rebuilt = trio.run(restart, home, questions[0])
+    result = {"benchmark": "scale_bench", "turns": args.events, "every": args.every,
+              "config": "defaults, llm_backend none, fsync batch",
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+              "rss_after_models_mb": round(base, 1), "rows": rows,
+              "restart_to_first_recall_s": round(warm, 2),
+              "rebuild_to_first_recall_s": None if rebuilt is None else round(rebuilt, 2)}
+    print(f"restart to first recall (snapshots): {warm:.2f} s; full rebuild: "
+          f"{'-' if rebuilt is None else f'{rebuilt:.1f} s'}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    plot(rows, args.png)
+    print(f"wrote {args.out} and {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
