@@ -46,6 +46,13 @@ class Embedder(Protocol):
         ...
 
 
+def offline_hub() -> None:
+    """Keep Hugging Face libraries off the network and quiet (unless the user chose)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
 _model_lock = threading.Lock()
 _models: dict[tuple[Path, str], Any] = {}
 
@@ -58,9 +65,7 @@ def _load_sentence_transformer(path: Path, device: str) -> Any:
             return _models[key]
         if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
             raise EmbedderLoadError(f"no sentence-transformers model at {path}: {_INSTALL_HINT}")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        offline_hub()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:

@@ -31,7 +31,7 @@ from solace.models.onnx_export import (
     cache_file,
     default_cache_dir,
 )
-from solace.models.tokenizer import _INSTALL_HINT, default_model_dir
+from solace.models.tokenizer import default_model_dir, load_rust_tokenizer
 
 __all__ = ["OnnxMiniLMEmbedder"]
 
@@ -42,7 +42,6 @@ _BATCH_ENCODE_MIN = 8  # below this, encoding one by one beats the Rust thread p
 
 _lock = threading.Lock()
 _sessions: dict[tuple[Path, int | None], Any] = {}
-_tokenizers: dict[tuple[Path, int], Any] = {}
 
 
 def _max_seq_length(model_dir: Path) -> int:
@@ -57,25 +56,6 @@ def _max_seq_length(model_dir: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 2:
         raise EmbedderLoadError(f"{file}: max_seq_length must be an int >= 2, got {value!r}")
     return value
-
-
-def _load_tokenizer(file: Path, max_length: int) -> Any:
-    """The Rust tokenizer of ``file``, truncating at ``max_length``, never padding."""
-    with _lock:
-        key = (file, max_length)
-        if key not in _tokenizers:
-            if not file.is_file():
-                raise EmbedderLoadError(f"no tokenizer file at {file}: {_INSTALL_HINT}")
-            from tokenizers import Tokenizer as RustTokenizer
-
-            try:
-                tok = RustTokenizer.from_file(str(file))
-            except Exception as exc:  # the Rust binding raises a bare Exception
-                raise EmbedderLoadError(f"cannot load tokenizer {file}: {exc}") from exc
-            tok.enable_truncation(max_length=max_length)
-            tok.no_padding()
-            _tokenizers[key] = tok
-        return _tokenizers[key]
 
 
 def _open_session(file: Path, threads: int | None) -> Any:
@@ -195,7 +175,7 @@ class OnnxMiniLMEmbedder:
     def _load(self) -> Any:
         if self._session is None:
             model_dir = self.model_dir
-            tok = _load_tokenizer(model_dir / "tokenizer.json", _max_seq_length(model_dir))
+            tok = load_rust_tokenizer(model_dir / "tokenizer.json", _max_seq_length(model_dir))
             session = _session(model_dir, self.variant, self.cache_dir, self.threads)
             width = session.get_outputs()[0].shape[-1]
             if not isinstance(width, int):

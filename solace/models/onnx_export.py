@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from solace.models.embedder import offline_hub
 from solace.models.llm import EmbedderLoadError
 
 __all__ = ["RECIPE", "VARIANTS", "Variant", "build_graph", "cache_file", "default_cache_dir"]
@@ -116,9 +117,7 @@ def _publish(tmp: Path, final: Path) -> None:
 
 def _export_fp32(model_dir: Path, out: Path) -> None:
     """Write the float32 graph (input ids, mask, type ids -> last hidden state) to ``out``."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    offline_hub()
     try:
         import onnx  # noqa: F401  (torch's exporter needs it)
         import torch

@@ -56,14 +56,20 @@ def default_model_dir() -> Path:
 
 _BATCH_MIN = 8
 _cache_lock = threading.Lock()
-_cache: dict[Path, Any] = {}
+_cache: dict[tuple[Path, int | None], Any] = {}
 
 
-def _load_tokenizer(file: Path) -> Any:
-    """Load ``tokenizer.json`` once per process (thread-safe)."""
+def load_rust_tokenizer(file: Path, max_length: int | None = None) -> Any:
+    """Load ``tokenizer.json`` once per process (thread-safe), never padding, truncating
+    at ``max_length`` tokens (None: never).
+
+    Raises:
+        EmbedderLoadError: the file is missing or not a tokenizer.
+    """
+    key = (file, max_length)
     with _cache_lock:
-        if file in _cache:
-            return _cache[file]
+        if key in _cache:
+            return _cache[key]
         if not file.is_file():
             raise EmbedderLoadError(f"no tokenizer file at {file}: {_INSTALL_HINT}")
         from tokenizers import Tokenizer as RustTokenizer
@@ -72,9 +78,12 @@ def _load_tokenizer(file: Path) -> Any:
             tok = RustTokenizer.from_file(str(file))
         except Exception as exc:  # the Rust binding raises a bare Exception
             raise EmbedderLoadError(f"cannot load tokenizer {file}: {exc}") from exc
-        tok.no_truncation()
+        if max_length is None:
+            tok.no_truncation()
+        else:
+            tok.enable_truncation(max_length=max_length)
         tok.no_padding()
-        _cache[file] = tok
+        _cache[key] = tok
         return tok
 
 
@@ -99,7 +108,7 @@ class WordPieceTokenizer:
         if self._tok is None:
             base = self._path if self._path is not None else default_model_dir()
             file = base if base.suffix == ".json" else base / "tokenizer.json"
-            self._tok = _load_tokenizer(file.resolve())
+            self._tok = load_rust_tokenizer(file.resolve())
         return self._tok
 
     def count(self, text: str) -> int:
