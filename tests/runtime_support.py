@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from solace.models.llm import LLMStats
+
 START = datetime(2023, 5, 8, 9, 0, tzinfo=UTC)
 
 # Eight LoCoMo-style turns, each about a different thing, so recall can tell them apart.
@@ -29,3 +31,23 @@ async def fill(rt: Any, lines: Sequence[tuple[str, str]] = LINES) -> list[int]:
             text, speaker=speaker, at=START + timedelta(minutes=5 * i)))
     await rt.settle()
     return ids
+
+
+class ScriptedLLM:
+    """Replies with a fixed text; records the prompts it was given."""
+
+    name = "scripted"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.prompts: list[Sequence[Any]] = []
+        self.stats = LLMStats()
+
+    def complete(self, messages: Sequence[Any], *, max_tokens: int = 256,
+                 temperature: float = 0.0) -> str:
+        self.prompts.append(messages)
+        return self.reply
+
+    def complete_json(self, messages: Sequence[Any], schema: Any, *,
+                      max_tokens: int = 512) -> dict[str, Any]:
+        raise NotImplementedError

@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import trio
+from runtime_support import ScriptedLLM
 
 from solace import TrioClock, open_runtime
 from solace.config import Config, ModelsConfig, SubstrateConfig
-from solace.models.llm import LLMStats
-
-
-class ScriptedLLM:
-    """Replies with a fixed text; records the prompts it was given."""
-
-    name = "scripted"
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[Sequence[Any]] = []
-        self.stats = LLMStats()
-
-    def complete(self, messages: Sequence[Any], *, max_tokens: int = 256,
-                 temperature: float = 0.0) -> str:
-        self.prompts.append(messages)
-        return self.reply
-
-    def complete_json(self, messages: Sequence[Any], schema: Any, *,
-                      max_tokens: int = 512) -> dict[str, Any]:
-        raise NotImplementedError
 
 
 def config() -> Config:

@@ -4,20 +4,18 @@ shown record), judged through Main's real turn."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runtime_support import START
+from runtime_support import START, ScriptedLLM
 
 import solace.actors.main_actor as main_actor
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
 from solace.memory.record import Hit, ScoreParts
 from solace.memory.rehydration import ReasoningStep
-from solace.models.llm import LLMStats
 
 # Six turns five hours apart: with a 30-token working budget the first four fade to
 # long-term, one record each (rung 2), and the last two stay in working.
@@ -33,26 +31,6 @@ LINES = [
 OWN_WORDS = "You started it at the studio with your friend Jolene."
 # Repeats words of the pottery turn that the question or the bread turn holds too.
 SHARED_WORDS = "Your friend Jolene joined the pottery class."
-
-
-class ScriptedLLM:
-    """Replies with a fixed text; records the prompts it was given."""
-
-    name = "scripted"
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[Sequence[Any]] = []
-        self.stats = LLMStats()
-
-    def complete(self, messages: Sequence[Any], *, max_tokens: int = 256,
-                 temperature: float = 0.0) -> str:
-        self.prompts.append(messages)
-        return self.reply
-
-    def complete_json(self, messages: Sequence[Any], schema: Any, *,
-                      max_tokens: int = 512) -> dict[str, Any]:
-        raise NotImplementedError
 
 
 def config() -> Config:
