@@ -179,9 +179,9 @@ async def test_a_failed_directory_fsync_after_the_rename_leaves_the_new_snapshot
     monkeypatch.undo()
     assert not leftovers(env.root)
     assert len(list(snapshot_files(env.mem.directory))) == 3  # old index, until next time
-    with caplog.at_level(logging.INFO, logger="solace.memory.rebuild"):
+    with caplog.at_level(logging.INFO, logger="solace.memory.restore"):
         await env.restart(snapshot=False)  # the new pair is whole: it loads, no rebuild
-    assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]
+    assert not [r.getMessage() for r in caplog.records if "rebuilding" in r.getMessage()]
     assert state_of(env.mem) == before
 
 

@@ -63,7 +63,7 @@ async def reopen_expecting_refusal(env: Env, caplog: pytest.LogCaptureFixture,
                                    damaged: Path) -> None:
     before = state_of(env.mem)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="solace.memory.rebuild"):
+    with caplog.at_level(logging.WARNING, logger="solace.memory.restore"):
         await env.restart(snapshot=False)
     (message,) = refusals(caplog)
     assert str(damaged) in message  # names the file
@@ -142,7 +142,7 @@ async def test_main_snapshot_cannot_stand_in_for_supervisors(
     for path in snapshot_files(main_dir):
         shutil.copy2(path, sup.directory / path.name)  # Main's files, in Supervisor's place
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="solace.memory.rebuild"):
+    with caplog.at_level(logging.WARNING, logger="solace.memory.restore"):
         await env.restart(snapshot=False)  # reopens Supervisor
     (message,) = refusals(caplog)
     assert "failed authentication" in message and str(sup.directory / META_NAME) in message
@@ -155,7 +155,7 @@ async def test_a_rotated_ring_still_opens_older_snapshots(
     assert int.from_bytes((env.mem.directory / META_NAME).read_bytes()[8:10], "big") == 1
     before = state_of(env.mem)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="solace.memory.rebuild"):
+    with caplog.at_level(logging.INFO, logger="solace.memory.restore"):
         memory = await AgentMemory.open(
             "Main", config=env.config, memory_config=env.memory_config,
             directory=env.mem.directory, substrate=env.sub, ladder=env.ladder,
