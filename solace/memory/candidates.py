@@ -376,13 +376,14 @@ class Retriever:
                                  key=lambda e: (-lexical[e], e))
         chosen += top_ids(dense_ids, dense_sims, self.candidates)
         out = []
-        for eid in dict.fromkeys(chosen):
+        unique = list(dict.fromkeys(chosen))
+        positions = np.searchsorted(order, unique).tolist()  # ``order`` is ascending
+        for eid, at in zip(unique, positions, strict=True):
             record = owners[eid]
             if record.private and not include_private:
                 continue
             tier = "longterm" if record.record_id in view.longterm else "working"
             text, tokens = self._unit_forms[eid]
-            at = int(np.searchsorted(order, eid))  # ``order`` is ascending
             sim = (float(sims[at]) if at < len(order) and order[at] == eid
                    else _dense(record, vector))
             out.append(Candidate(record, tier, self.agent,  # type: ignore[arg-type]
