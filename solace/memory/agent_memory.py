@@ -107,7 +107,8 @@ class AgentMemory(Fading):
         self._key_ring = key_ring
         self.dim = dim
         self.working = WorkingTier(config.budget_tokens, dim=dim)
-        self.longterm = open_longterm_store(dim=dim, params=index_params(memory_config))
+        self.index_params = index_params(memory_config)  # for every long-term store made
+        self.longterm = open_longterm_store(dim=dim, params=self.index_params)
         self.counters = FadeCounters()
         self._entries: dict[int, int] = {}  # entry id -> record id standing for it
         self._references = PendingReferences()  # written before the next fade event

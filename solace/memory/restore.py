@@ -132,7 +132,7 @@ async def load(memory: AgentMemory) -> Loaded:
     state = ReplayState(memory.agent)
     if reason is None and snap is not None:
         longterm = await offload(functools.partial(
-            LongTermTier.restore, dim=memory.dim, params=memory.longterm.params,
+            LongTermTier.restore, dim=memory.dim, params=memory.index_params,
             records=snap.longterm, index=snap.index, record_ids=snap.record_ids,
             labels=snap.labels, next_label=snap.next_label))
         state.seed(snap.working, "working")
@@ -143,7 +143,7 @@ async def load(memory: AgentMemory) -> Loaded:
             perceive_since = fade_since  # nothing perceived is replayed
         return Loaded(state, longterm, fade_since, perceive_since, snap.counters, None)
     log.info("%s: rebuilding memory from the substrate (%s)", memory.agent, reason)
-    longterm = open_longterm_store(dim=memory.dim, params=memory.longterm.params)
+    longterm = open_longterm_store(dim=memory.dim, params=memory.index_params)
     return Loaded(state, longterm, 0, 0, {}, reason)
 
 
