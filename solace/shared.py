@@ -65,7 +65,17 @@ class EventReader:
                 self._recent.popitem(last=False)
         return event
 
+    def cached(self, entry_id: int) -> Any | None:
+        """Event ``entry_id`` if it was read recently (no I/O: fine on the event loop)."""
+        with self._lock:
+            return self._recent.get(entry_id)
+
     async def get_many(self, entry_ids: Sequence[int]) -> list[Any]:
+        """The events, in order: all from memory when they were read recently,
+        otherwise in one worker-thread call."""
+        found = [self.cached(int(e)) for e in entry_ids]
+        if all(event is not None for event in found):
+            return found
         return await self._offloader.run(lambda: [self.get(int(e)) for e in entry_ids])
 
 

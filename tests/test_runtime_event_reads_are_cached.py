@@ -53,3 +53,22 @@ async def test_a_failed_read_is_not_remembered() -> None:
         with pytest.raises(KeyError, match="never written"):
             reader.get(101)
     assert substrate.reads == [101, 101]
+
+
+async def test_events_read_recently_come_back_without_a_worker_thread() -> None:
+    substrate = CountingSubstrate()
+
+    class NoThreads(Offloader):
+        calls = 0
+
+        async def run(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            NoThreads.calls += 1
+            return await super().run(fn, *args, **kwargs)
+
+    reader = EventReader(substrate, NoThreads(1))
+    await reader.get_many([1, 2])
+    assert NoThreads.calls == 1
+    assert [e.entry_id for e in await reader.get_many([2, 1])] == [2, 1]
+    assert NoThreads.calls == 1 and reader.cached(3) is None
+    await reader.get_many([1, 3])  # one unknown: one hop for the call
+    assert NoThreads.calls == 2

@@ -231,10 +231,10 @@ class Solace(MemoryCalls):
         if not 1 <= k <= 1000:
             raise AppError(f"k must be within 1..1000, got {k!r}")
         hits = await self.runtime.recall(agent, query, k, tags=_recall_tags(tags))
-        # One worker-thread hop reads every hit's events (an episode stands for dozens).
-        ids, event = [e for hit in hits for e in hit.entry_ids], self.runtime.event
-        events = dict(zip(ids, await self.runtime.offloader.run(
-            lambda: [event(e) for e in ids]), strict=True))
+        # One read of every hit's events (an episode stands for dozens): from memory when
+        # they were read recently, else in one worker-thread hop.
+        ids = [e for hit in hits for e in hit.entry_ids]
+        events = dict(zip(ids, await self.runtime.events.get_many(ids), strict=True))
         return [_cite(hit, [events[e] for e in hit.entry_ids]) for hit in hits]
 
     # -- topics and curation ---------------------------------------------------------
