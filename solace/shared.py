@@ -53,11 +53,9 @@ class EventReader:
             The substrate's errors for an id never written or a frame that fails
             authentication (nothing is cached then).
         """
-        with self._lock:
-            event = self._recent.get(entry_id)
-            if event is not None:
-                self._recent.move_to_end(entry_id)
-                return event
+        event = self.cached(entry_id)
+        if event is not None:
+            return event
         event = self._substrate.sync.get(entry_id)
         with self._lock:
             self._recent[entry_id] = event
@@ -66,9 +64,13 @@ class EventReader:
         return event
 
     def cached(self, entry_id: int) -> Any | None:
-        """Event ``entry_id`` if it was read recently (no I/O: fine on the event loop)."""
+        """Event ``entry_id`` if it was read recently (no I/O: fine on the event loop);
+        it counts as read again."""
         with self._lock:
-            return self._recent.get(entry_id)
+            event = self._recent.get(entry_id)
+            if event is not None:
+                self._recent.move_to_end(entry_id)
+            return event
 
     async def get_many(self, entry_ids: Sequence[int]) -> list[Any]:
         """The events, in order: all from memory when they were read recently,

@@ -125,7 +125,8 @@ class Retriever:
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
-        self._unit_matrix: tuple[frozenset[int], np.ndarray, np.ndarray] | None = None
+        # The view's owners it was built for, the unit ids with a vector, their vectors.
+        self._unit_matrix: tuple[dict[int, MemoryRecord], np.ndarray, np.ndarray] | None = None
         # The last view and the tiers' (identity, version) it was taken at.
         self._view: tuple[tuple[int, int, int, int], TierView] | None = None
         self._records = LexicalIndex()
@@ -331,9 +332,10 @@ class Retriever:
         """The ``candidates`` records of ``records`` most similar to ``vector`` (exact
         cosine), best first, ties by record id. Blocking: run through the offloader."""
         matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in records])
-        sims = (matrix @ vector).tolist()
-        order = sorted(range(len(records)), key=lambda i: (-sims[i], records[i].record_id))
-        return [(records[i], float(sims[i])) for i in order[: self.candidates]]
+        sims = matrix @ vector
+        ids = np.array([r.record_id for r in records], dtype=np.int64)
+        by_id = {r.record_id: (r, float(s)) for r, s in zip(records, sims.tolist(), strict=True)}
+        return [by_id[rid] for rid in top_ids(ids, sims, self.candidates)]
 
     def _candidate(self, view: TierView, record: MemoryRecord, tier: str, dense: float,
                    lexical: float) -> Candidate:
@@ -352,7 +354,7 @@ class Retriever:
         order = np.array(ids, dtype=np.int64)
         matrix = (np.stack([self.vectors[e] for e in ids]) if ids
                   else np.zeros((0, dim), dtype=np.float32))
-        self._unit_matrix = (owners, order, matrix)  # type: ignore[assignment]
+        self._unit_matrix = (owners, order, matrix)
         return order, matrix
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,

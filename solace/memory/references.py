@@ -46,10 +46,7 @@ class PendingReferences:
 
     def add(self, record_id: int, now: float) -> None:
         """Note one reference to ``record_id`` at ``now``."""
-        known = self._pending.get(record_id)
-        count = 1 if known is None else known.count + 1
-        last = now if known is None else max(known.last, now)
-        self._pending[record_id] = Reference(count, last)
+        self.put_back({record_id: Reference(1, now)})
 
     def take(self) -> dict[int, Reference]:
         """What is pending, by record id; pending is empty afterwards (references
@@ -64,7 +61,8 @@ class PendingReferences:
             self.put_back({new: ref})
 
     def put_back(self, taken: Mapping[int, Reference]) -> None:
-        """Return what :meth:`take` gave (its write failed), merged with newer ones."""
+        """Add ``taken`` to what is pending (what :meth:`take` gave, its write having
+        failed), merged with newer references: counts add up, the newest time wins."""
         for rid, ref in taken.items():
             newer = self._pending.get(rid)
             self._pending[rid] = ref if newer is None else Reference(
