@@ -205,7 +205,11 @@ class Runtime(EventWriting):
         )
 
     async def embed_query(self, query: str) -> np.ndarray:
-        """The query's embedding (computed off the event loop)."""
+        """The query's embedding: from the embedder's cache on the loop when it was
+        asked recently, else computed off the event loop."""
+        vector = self.embedder.cached(query)
+        if vector is not None:
+            return np.asarray(vector, dtype=np.float32)
         vectors = await self.offloader.run(self.embedder.embed, [query])
         return np.asarray(vectors[0], dtype=np.float32)
 

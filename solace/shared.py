@@ -106,6 +106,15 @@ class SharedEmbedder:
     def dim(self) -> int:
         return int(self.inner.dim)
 
+    def cached(self, text: str) -> np.ndarray | None:
+        """``text``'s vector if it is in the cache (no model call: fine on the event
+        loop), else None."""
+        with self._lock:
+            vector = self._cache.get(text)
+            if vector is not None:
+                self.hits += 1
+            return vector
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -11,6 +11,7 @@ from runtime_support import START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
+from solace.memory import candidates
 
 
 def config(budget: int = 40, merge: bool = False) -> Config:
@@ -51,25 +52,63 @@ async def test_lexical_match_finds_the_record_with_the_name(tmp_path: Path) -> N
         assert best.parts.lexical > 0
 
 
-async def test_tier_queries_of_several_agents_run_concurrently(tmp_path: Path) -> None:
-    """Read-through queries every agent's long-term tier in worker threads at once:
-    each search waits at a barrier that only opens when both are in flight."""
+async def test_a_small_longterm_search_runs_on_the_loop_a_large_one_in_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread hop costs more than searching a few thousand vectors; past
+    ``INLINE_SEARCH_MAX`` the search leaves the event loop, and peers' run at once:
+    each waits at a barrier that only opens when both are in flight."""
     clock = ReplayClock(START)
     async with open_runtime(tmp_path, config(), clock=clock) as rt:
         await fill(rt)
+        threads: list[str] = []
+        for name in ("Main", "Supervisor"):
+            tier = rt.memories[name].longterm
+            original = tier.search
+
+            def noting_search(vector, k, _original=original):  # type: ignore[no-untyped-def]
+                threads.append(threading.current_thread().name)
+                return _original(vector, k)
+
+            tier.search = noting_search  # type: ignore[method-assign]
+        assert await rt.agent("Main").recall("camping at the lake", k=5, read_through=True)
+        assert threads and set(threads) == {threading.main_thread().name}
+
+        monkeypatch.setattr(candidates, "INLINE_SEARCH_MAX", 0)
         barrier = threading.Barrier(2, timeout=10)
+        waited: list[str] = []
         for name in ("Main", "Supervisor"):
             tier = rt.memories[name].longterm
             assert len(tier)
             original = tier.search
 
             def waiting_search(vector, k, _original=original):  # type: ignore[no-untyped-def]
+                waited.append(threading.current_thread().name)
                 barrier.wait()  # BrokenBarrierError if the other search never comes
                 return _original(vector, k)
 
             tier.search = waiting_search  # type: ignore[method-assign]
-        hits = await rt.agent("Main").recall("camping at the lake", k=5, read_through=True)
-        assert hits
+        # Asked by Mood, Main and Supervisor are both peers (queried at once).
+        assert await rt.agent("Mood").recall("camping at the lake", k=5, read_through=True)
+        assert len(waited) == 2 and threading.main_thread().name not in waited
+
+
+async def test_a_peer_builds_no_candidate_for_events_the_asker_offers(tmp_path: Path) -> None:
+    """Read-through drops a peer's candidate standing only for the asker's events; the
+    peer is told them and leaves those out, and the rest are the ones it would offer."""
+    clock = ReplayClock(START)
+    async with open_runtime(tmp_path, config(), clock=clock) as rt:
+        await fill(rt)
+        query = "Caroline Sweden pottery violin"
+        vector = await rt.embed_query(query)
+        peer = rt.agent("Supervisor").retriever
+        every = await peer.gather(query, vector, include_private=False)
+        assert len(every) > 2
+        known = frozenset(every[0].entry_ids)
+        told = await peer.gather(query, vector, include_private=False, known=known)
+        assert told == [c for c in every if not known.issuperset(c.entry_ids)]
+        everything = frozenset(e for c in every for e in c.entry_ids)
+        assert await peer.gather(query, vector, include_private=False, known=everything) == []
 
 
 async def test_a_rung3_hit_is_injected_rehydrated_and_costs_its_tokens(tmp_path: Path) -> None:

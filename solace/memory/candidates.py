@@ -22,7 +22,8 @@ A query works from one :class:`TierView` of both tiers, taken in a single synchr
 step when it starts, so records that fade, merge or move between tiers while it awaits
 worker threads change nothing it sees (and raise nothing). Its candidates: every
 working record of the view, the long-term tier's ``candidates`` nearest records by
-embedding (a FAISS search in a worker thread, concurrent with the rest), its
+embedding (a FAISS search: on the loop while the tier is small, else in a worker
+thread), its
 ``candidates`` best records by BM25, and the ``candidates`` best units by BM25 and by
 embedding.
 
@@ -37,13 +38,12 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Collection, MutableMapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-import trio
 
 from solace.memory.chunks import record_events
 from solace.memory.lexical import LexicalIndex
@@ -54,6 +54,10 @@ __all__ = ["Rehydrate", "Retriever", "TierView"]
 
 Rehydrate = Callable[[Sequence[Any], int], str]
 UNIT_RUNG = 1
+T = TypeVar("T")
+# Searches over at most this many vectors run on the event loop (well under a
+# millisecond); larger ones in a worker thread.
+INLINE_SEARCH_MAX = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,7 @@ class TierView:
         records: every record of both tiers by id (long-term's if one is mid-move and
             in both). working: the working records, in row order.
         working_matrix: their embeddings, row-aligned (a copy).
-        longterm: ids of the long-term records.
+        longterm: ids of the long-term records; longterm_ids: the same, an array.
         owners: unit entry id -> the multi-event record holding it.
         forms: rung-3 record id -> (injected text, tokens).
     """
@@ -73,6 +77,7 @@ class TierView:
     working: tuple[MemoryRecord, ...]
     working_matrix: np.ndarray
     longterm: frozenset[int]
+    longterm_ids: np.ndarray
     owners: dict[int, MemoryRecord]
     forms: dict[int, tuple[str, int]]
 
@@ -232,6 +237,7 @@ class Retriever:
             working=tuple(working),
             working_matrix=matrix.copy(),  # a view of live columns: copied before awaiting
             longterm=frozenset(r.record_id for r in longterm),
+            longterm_ids=np.array([r.record_id for r in longterm], dtype=np.int64),
             owners=owners,
             forms={},
         )
@@ -252,9 +258,13 @@ class Retriever:
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (),
+        tags: Sequence[str] = (), known: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]:
         """The query's candidates from both tiers (see the module docstring).
+
+        Candidates standing only for events in ``known`` (what the asking agent offers
+        already, when this is a read-through peer) are left out; which candidates are
+        chosen does not depend on it.
 
         Private records (drafts) and their units are offered only when
         ``include_private`` (the agent asking its own memory). With ``tags``, the
@@ -277,33 +287,27 @@ class Retriever:
         view = await self.refresh()
         allowed = view.longterm if tagged is None else view.longterm & tagged
         # Scored now, before any await: the shared indexes are in line with this view.
-        lexical = self._records.scores(query)
+        record_ids, record_scores = self._records.match(query)
+        lexical = dict(zip(record_ids.tolist(), record_scores.tolist(), strict=True))
         ceiling = self._records.ceiling(query) or 1.0
-        unit_lexical = self._units.scores(query)
+        unit_ids, unit_scores = self._units.match(query)
         unit_ceiling = self._units.ceiling(query) or 1.0
-        dense_hits: list[tuple[MemoryRecord, float]] = []
-
-        async def search_longterm() -> None:
-            if not allowed:
-                return
-            if tagged is None:
-                found = await self.offloader.run(
-                    self.memory.longterm.search, vector, self.candidates
-                )
-            else:  # exact over the tagged records: a FAISS top-k may hold none of them
-                found = await self.offloader.run(
-                    self._nearest, [view.records[r] for r in sorted(allowed)], vector
-                )
-            dense_hits.extend(found)
-
         out: list[Candidate] = []
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(search_longterm)
-            sims = view.working_matrix @ vector if view.working else np.zeros(0)
-            for record, sim in zip(view.working, sims.tolist(), strict=True):
-                if include_private or not record.private:
-                    out.append(self._candidate(view, record, "working", float(sim),
-                                               lexical.get(record.record_id, 0.0) / ceiling))
+        sims = view.working_matrix @ vector if view.working else np.zeros(0)
+        for record, sim in zip(view.working, sims.tolist(), strict=True):
+            if (include_private or not record.private) and not (
+                    known and known.issuperset(record.entry_ids)):
+                out.append(self._candidate(view, record, "working", float(sim),
+                                           lexical.get(record.record_id, 0.0) / ceiling))
+        dense_hits: list[tuple[MemoryRecord, float]] = []
+        if allowed and tagged is None:
+            dense_hits = await self._blocking(
+                len(self.memory.longterm), self.memory.longterm.search, vector,
+                self.candidates)
+        elif allowed:  # exact over the tagged records: a FAISS top-k may hold none of them
+            dense_hits = await self._blocking(
+                len(allowed), self._nearest, [view.records[r] for r in sorted(allowed)],
+                vector)
 
         offered: set[int] = set()
         for found, sim in dense_hits:
@@ -312,20 +316,29 @@ class Retriever:
             held = view.records[found.record_id]
             if include_private or not held.private:
                 offered.add(held.record_id)
+                if known and known.issuperset(held.entry_ids):
+                    continue
                 out.append(self._candidate(view, held, "longterm", float(sim),
                                            lexical.get(held.record_id, 0.0) / ceiling))
-        by_lexical = heapq.nsmallest(
-            self.candidates, (rid for rid in lexical if rid in allowed),
-            key=lambda r: (-lexical[r], r),
-        )
-        for rid in by_lexical:
+        in_longterm = np.isin(record_ids, view.longterm_ids if tagged is None
+                              else np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        for rid in top_ids(record_ids[in_longterm], record_scores[in_longterm],
+                           self.candidates):
             record = view.records[rid]
-            if rid not in offered and (include_private or not record.private):
+            if rid not in offered and (include_private or not record.private) and not (
+                    known and known.issuperset(record.entry_ids)):
                 out.append(self._candidate(view, record, "longterm", _dense(record, vector),
                                            lexical[rid] / ceiling))
-        out.extend(self._unit_candidates(view, vector, unit_lexical, unit_ceiling,
-                                         include_private, allowed))
+        out.extend(self._unit_candidates(view, vector, (unit_ids, unit_scores), unit_ceiling,
+                                         include_private, allowed, known))
         return out
+
+    async def _blocking(self, size: int, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)``, a search over ``size`` vectors: on the loop while that is small
+        (a worker-thread hop would cost more than the search), else through the offloader."""
+        if size <= INLINE_SEARCH_MAX:
+            return fn(*args)
+        return await self.offloader.run(fn, *args)
 
     def _nearest(self, records: Sequence[MemoryRecord], vector: np.ndarray
                  ) -> list[tuple[MemoryRecord, float]]:
@@ -358,38 +371,44 @@ class Retriever:
         return order, matrix
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
-                         lexical: dict[int, float], ceiling: float, include_private: bool,
-                         allowed: Collection[int]) -> list[Candidate]:
+                         lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
+                         include_private: bool, allowed: Collection[int],
+                         known: AbstractSet[int]) -> list[Candidate]:
         owners = view.owners
         order, matrix = self._unit_matrix_of(owners, len(vector))
         sims = matrix @ vector if len(order) else np.zeros(0, dtype=np.float32)
+        lexical_ids, lexical_scores = lexical
+        dense_ids, dense_sims = order, sims
+        if allowed is not view.longterm:  # tags: only the allowed units
 
-        def offered(eid: int) -> bool:  # a long-term owner must be one the query allows
-            rid = owners[eid].record_id
-            return rid not in view.longterm or rid in allowed
+            def offered(ids: np.ndarray) -> np.ndarray:  # a long-term owner must be allowed
+                rids = (owners[e].record_id for e in ids.tolist())
+                return np.fromiter((r not in view.longterm or r in allowed for r in rids),
+                                   dtype=bool, count=len(ids))
 
-        if allowed is not view.longterm and len(order):  # tags: only the allowed units
-            keep = np.fromiter((offered(e) for e in order.tolist()), dtype=bool,
-                               count=len(order))
+            keep = offered(order)
             dense_ids, dense_sims = order[keep], sims[keep]
-        else:
-            dense_ids, dense_sims = order, sims
-        chosen = heapq.nsmallest(self.candidates, filter(offered, lexical),
-                                 key=lambda e: (-lexical[e], e))
+            keep = offered(lexical_ids)
+            lexical_ids, lexical_scores = lexical_ids[keep], lexical_scores[keep]
+        chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
         chosen += top_ids(dense_ids, dense_sims, self.candidates)
+        by_id = dict(zip(lexical_ids.tolist(), lexical_scores.tolist(), strict=True))
+        unique = [e for e in dict.fromkeys(chosen) if e not in known]
+        # The units' own vectors, where they have one (``order`` is ascending).
+        at = np.minimum(np.searchsorted(order, unique), max(len(order) - 1, 0))
+        has = (order[at] == unique).tolist() if len(order) else [False] * len(unique)
+        unit_sims = sims[at].tolist() if len(order) else []
         out = []
-        unique = list(dict.fromkeys(chosen))
-        positions = np.searchsorted(order, unique).tolist()  # ``order`` is ascending
-        for eid, at in zip(unique, positions, strict=True):
+        agent, longterm, forms = self.agent, view.longterm, self._unit_forms
+        for i, eid in enumerate(unique):
             record = owners[eid]
             if record.private and not include_private:
                 continue
-            tier = "longterm" if record.record_id in view.longterm else "working"
-            text, tokens = self._unit_forms[eid]
-            sim = (float(sims[at]) if at < len(order) and order[at] == eid
-                   else _dense(record, vector))
-            out.append(Candidate(record, tier, self.agent,  # type: ignore[arg-type]
-                                 sim, lexical.get(eid, 0.0) / ceiling, text, tokens, (eid,),
+            tier = "longterm" if record.record_id in longterm else "working"
+            text, tokens = forms[eid]
+            sim = unit_sims[i] if has[i] else _dense(record, vector)
+            out.append(Candidate(record, tier, agent,  # type: ignore[arg-type]
+                                 sim, by_id.get(eid, 0.0) / ceiling, text, tokens, (eid,),
                                  unit=True))
         return out
 

@@ -3,9 +3,11 @@
 Dense similarity finds paraphrases but is weak on the exact strings people ask
 about — names, numbers, dates ("What did Caroline do on 7 May?"). BM25 over the
 words of a record's text finds those, so retrieval adds a lexical term to the
-composite score. The index is a plain synchronous structure (dict postings), cheap
-enough to update on every change of a record's text and to query on the event loop
-for the few thousand records an agent holds.
+composite score. The index is a plain synchronous structure, cheap enough to update
+on every change of a record's text and to query on the event loop: postings are
+dicts (an update touches only its document's terms), and a query scores each term's
+posting as numpy arrays, built once per posting and kept until that term's posting
+changes.
 
 Terms are casefolded word tokens (letters and digits), stop words removed, with a
 light suffix-stripping stemmer so that "painted", "painting" and "paints" meet.
@@ -17,8 +19,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
-__all__ = ["STOP_WORDS", "LexicalIndex", "content_words", "stem", "terms"]
+import numpy as np
+
+__all__ = ["STOP_WORDS", "LexicalIndex", "content_words", "query_terms", "stem", "terms"]
 
 # A compact English stop-word list (function words, auxiliaries, pronouns). Content
 # words — names, nouns, verbs, numbers — are what remain.
@@ -82,6 +87,17 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in content_words(text)]
 
 
+@lru_cache(maxsize=4096)
+def query_terms(query: str) -> tuple[str, ...]:
+    """The distinct index terms of a query, sorted (each counts once; one order, so a
+    score sums its terms the same way in every process). Cached: a recall asks every
+    agent's indexes the same query."""
+    return tuple(sorted(set(terms(query))))
+
+
+_NO_MATCH = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
 class LexicalIndex:
     """Okapi BM25 over documents keyed by int ids; add, replace and remove in O(terms).
 
@@ -97,10 +113,17 @@ class LexicalIndex:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[int, int]] = {}
+        self._postings: dict[str, dict[int, int]] = {}  # term -> {doc id: tf}
         self._lengths: dict[int, int] = {}
         self._texts: dict[int, str] = {}
         self._total_length = 0
+        # Each document has a slot: a row of ``_slot_ids`` / ``_slot_lengths``.
+        self._slot: dict[int, int] = {}
+        self._free: list[int] = []
+        self._slot_ids = np.zeros(64, dtype=np.int64)
+        self._slot_lengths = np.zeros(64, dtype=np.float64)
+        # term -> (slots, tfs) of its posting, dropped when the posting changes.
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -125,10 +148,18 @@ class LexicalIndex:
         counts = Counter(terms(text))
         for term, tf in counts.items():
             self._postings.setdefault(term, {})[doc_id] = tf
+            self._arrays.pop(term, None)
         length = sum(counts.values())
         self._lengths[doc_id] = length
         self._texts[doc_id] = text
         self._total_length += length
+        slot = self._free.pop() if self._free else len(self._slot)
+        if slot == len(self._slot_ids):
+            self._slot_ids = np.resize(self._slot_ids, 2 * slot)
+            self._slot_lengths = np.resize(self._slot_lengths, 2 * slot)
+        self._slot[doc_id] = slot
+        self._slot_ids[slot] = doc_id
+        self._slot_lengths[slot] = length
 
     def remove(self, doc_id: int) -> None:
         """Forget ``doc_id``; a no-op if it is not indexed."""
@@ -138,9 +169,11 @@ class LexicalIndex:
             posting = self._postings.get(term)
             if posting is not None:
                 posting.pop(doc_id, None)
+                self._arrays.pop(term, None)
                 if not posting:
                     del self._postings[term]
         self._total_length -= self._lengths.pop(doc_id)
+        self._free.append(self._slot.pop(doc_id))
 
     def sync(self, docs: Mapping[int, str]) -> None:
         """Make the index hold exactly ``docs`` (adds, replaces and removes as needed)."""
@@ -154,6 +187,44 @@ class LexicalIndex:
         df = len(self._postings.get(term, ()))
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
+    def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            posting = self._postings.get(term)
+            if not posting:
+                return None
+            slot = self._slot
+            arrays = (np.fromiter((slot[d] for d in posting), dtype=np.int64,
+                                  count=len(posting)),
+                      np.fromiter(posting.values(), dtype=np.float64, count=len(posting)))
+            self._arrays[term] = arrays
+        return arrays
+
+    def match(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 of every document matching at least one query term, as arrays.
+
+        Returns:
+            ``(doc ids, scores)``, aligned, scores > 0, in no particular order;
+            documents with no term in common are absent.
+        """
+        if not self._lengths:
+            return _NO_MATCH
+        avg = self._total_length / len(self._lengths) or 1.0
+        total = np.zeros(len(self._slot_ids), dtype=np.float64)
+        hit = np.zeros(len(self._slot_ids), dtype=bool)
+        k1, b = self.k1, self.b
+        for term in query_terms(query):
+            arrays = self._posting_arrays(term)
+            if arrays is None:
+                continue
+            slots, tf = arrays
+            idf = self._idf(term)
+            norm = 1.0 - b + b * self._slot_lengths[slots] / avg
+            total[slots] += idf * tf * (k1 + 1.0) / (tf + k1 * norm)
+            hit[slots] = True
+        slots = np.flatnonzero(hit)
+        return self._slot_ids[slots], total[slots]
+
     def scores(self, query: str, ids: Iterable[int] | None = None) -> dict[int, float]:
         """BM25 score of every document matching at least one query term.
 
@@ -164,23 +235,11 @@ class LexicalIndex:
         Returns:
             ``{doc_id: score}``, scores > 0; documents with no term in common are absent.
         """
-        allowed = set(ids) if ids is not None else None
-        if not self._lengths:
-            return {}
-        avg = self._total_length / len(self._lengths) or 1.0
-        out: dict[int, float] = {}
-        for term in set(terms(query)):
-            posting = self._postings.get(term)
-            if not posting:
-                continue
-            idf = self._idf(term)
-            for doc_id, tf in posting.items():
-                if allowed is not None and doc_id not in allowed:
-                    continue
-                norm = 1.0 - self.b + self.b * self._lengths[doc_id] / avg
-                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (self.k1 + 1.0) / (
-                    tf + self.k1 * norm
-                )
+        doc_ids, scores = self.match(query)
+        out = dict(zip(doc_ids.tolist(), scores.tolist(), strict=True))
+        if ids is not None:
+            allowed = set(ids)
+            out = {d: v for d, v in out.items() if d in allowed}
         return out
 
     def ceiling(self, query: str) -> float:
@@ -191,5 +250,5 @@ class LexicalIndex:
         tiers and agents.
         """
         return sum(
-            self._idf(t) * (self.k1 + 1.0) for t in set(terms(query)) if t in self._postings
+            self._idf(t) * (self.k1 + 1.0) for t in query_terms(query) if t in self._postings
         )

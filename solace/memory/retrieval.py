@@ -28,6 +28,7 @@ and any read-through peers' in one trio nursery.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -108,7 +109,7 @@ class Gatherer(Protocol):
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (),
+        tags: Sequence[str] = (), known: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]: ...
 
 
@@ -213,14 +214,15 @@ async def recall(
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
 
-    Every retriever is queried in parallel (one trio nursery; long-term searches run
-    in worker threads). ``query_tags`` do two things: they narrow every retriever's
-    long-term candidates to records carrying at least one of them (working records
-    all stay candidates), and they score every candidate by the share of them it
-    carries (the ``tags`` part). Without tags nothing is narrowed and the tag part
-    is 0. Peers never offer private records, and their hits carry
+    The asker is queried first, then the peers in parallel (one trio nursery; large
+    long-term searches run in worker threads). ``query_tags`` do two things: they
+    narrow every retriever's long-term candidates to records carrying at least one of
+    them (working records all stay candidates), and they score every candidate by the
+    share of them it carries (the ``tags`` part). Without tags nothing is narrowed and
+    the tag part is 0. Peers never offer private records, and their hits carry
     ``owner``; a peer's candidate standing only for events among the asker's own
-    candidates is dropped (the asker's own record of an event wins). Otherwise a hit
+    candidates is dropped (the asker's own record of an event wins: peers are told
+    those events, so they build no such candidate). Otherwise a hit
     adding nothing to better hits is skipped (see :func:`select`), so the same event
     is injected once.
 
@@ -231,24 +233,23 @@ async def recall(
         raise ValueError(f"k must be >= 1, got {k!r}")
     if isinstance(query_tags, str):
         raise TypeError(f"query_tags must be a sequence of strings, not {query_tags!r}")
-    results: dict[int, list[Candidate]] = {}
-    sides = [asker, *peers]
-
-    async def run(i: int, side: Gatherer) -> None:
-        results[i] = await side.gather(query, vector, include_private=(i == 0),
-                                       tags=tuple(query_tags))
-
-    async with trio.open_nursery() as nursery:
-        for i, side in enumerate(sides):
-            nursery.start_soon(run, i, side)
+    tags = tuple(query_tags)
+    own = await asker.gather(query, vector, include_private=True, tags=tags)
     # An event the asker holds itself comes from its own memory (its own record can
     # be rehydrated as a cue, and needs no attribution); peers add only what it lacks.
-    own = results[0]
-    own_events = {e for c in own for e in c.entry_ids}
-    candidates = own + [
-        c for i in range(1, len(sides)) for c in results[i]
-        if not own_events.issuperset(c.entry_ids)
-    ]
+    own_events = frozenset(e for c in own for e in c.entry_ids)
+    results: dict[int, list[Candidate]] = {}
+
+    async def run(i: int, side: Gatherer) -> None:
+        found = await side.gather(query, vector, include_private=False, tags=tags,
+                                  known=own_events)
+        results[i] = [c for c in found if not own_events.issuperset(c.entry_ids)]
+
+    if peers:
+        async with trio.open_nursery() as nursery:
+            for i, side in enumerate(peers):
+                nursery.start_soon(run, i, side)
+    candidates = own + [c for i in range(len(peers)) for c in results[i]]
     if not candidates:
         return []
     lexical = np.array([c.lexical for c in candidates], dtype=np.float64)
