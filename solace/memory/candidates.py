@@ -39,7 +39,6 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, MutableMapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -258,7 +257,7 @@ class Retriever:
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (), known: AbstractSet[int] = frozenset(),
+        tags: Sequence[str] = (), known: frozenset[int] = frozenset(),
     ) -> list[Candidate]:
         """The query's candidates from both tiers (see the module docstring).
 
@@ -373,7 +372,7 @@ class Retriever:
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
                          lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
                          include_private: bool, allowed: Collection[int],
-                         known: AbstractSet[int]) -> list[Candidate]:
+                         known: frozenset[int]) -> list[Candidate]:
         owners = view.owners
         order, matrix = self._unit_matrix_of(owners, len(vector))
         sims = matrix @ vector if len(order) else np.zeros(0, dtype=np.float32)

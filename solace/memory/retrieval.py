@@ -28,7 +28,6 @@ and any read-through peers' in one trio nursery.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -109,7 +108,7 @@ class Gatherer(Protocol):
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (), known: AbstractSet[int] = frozenset(),
+        tags: Sequence[str] = (), known: frozenset[int] = frozenset(),
     ) -> list[Candidate]: ...
 
 
