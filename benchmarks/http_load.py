@@ -102,29 +102,20 @@ async def client(url: str, token: str, number: int, questions: list[str], deadli
                                  limits=limits) as http:
         step = 0
         while time.perf_counter() < deadline:
+            body: dict[str, Any] | None = None
             if floor:
                 op = "healthz"
-                start = time.perf_counter()
-                try:
-                    r = await http.get("/healthz")
-                    if r.status_code // 100 != 2:
-                        tally.errors.append(f"healthz {r.status_code} {r.text[:200]}")
-                    else:
-                        tally.latency[op].append(time.perf_counter() - start)
-                except httpx.HTTPError as exc:
-                    tally.errors.append(f"healthz {type(exc).__name__}: {exc}")
-                continue
-            if step % (RECALLS_PER_OBSERVE + 1) == RECALLS_PER_OBSERVE:
+            elif step % (RECALLS_PER_OBSERVE + 1) == RECALLS_PER_OBSERVE:
                 op = "observe"
                 text = f"load line {step} from client {number}: the garden needs water"
-                body: dict[str, Any] = {"text": text, "speaker": f"client{number}",
-                                        "attrs": {"bench": TAG}}
+                body = {"text": text, "speaker": f"client{number}", "attrs": {"bench": TAG}}
             else:
                 op = "recall"
                 body = {"query": questions[(number * 31 + step) % len(questions)], "k": 10}
             start = time.perf_counter()
             try:
-                r = await http.post(f"/{op}", json=body)
+                r = await (http.get(f"/{op}") if body is None
+                           else http.post(f"/{op}", json=body))
                 elapsed = time.perf_counter() - start
                 if r.status_code // 100 != 2:
                     tally.errors.append(f"{op} {r.status_code} {r.text[:200]}")
@@ -218,7 +209,8 @@ def main() -> int:
         seconds = floor_s if op == "healthz" else elapsed
         rows.append({"operation": op, "requests": len(values),
                      "throughput_rps": round(len(values) / seconds, 1), **percentiles(values)})
-    recall_p50, floor_p50 = rows[0]["p50_ms"], rows[2]["p50_ms"]
+    p50 = {row["operation"]: row["p50_ms"] for row in rows}
+    recall_p50, floor_p50 = p50["recall"], p50["healthz"]
     result = {
         "clients": args.clients, "seconds": round(elapsed, 1),
         "imported_events": imported, "import_seconds": round(import_s, 1),

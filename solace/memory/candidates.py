@@ -54,9 +54,12 @@ __all__ = ["Rehydrate", "Retriever", "TierView"]
 Rehydrate = Callable[[Sequence[Any], int], str]
 UNIT_RUNG = 1
 T = TypeVar("T")
-# Searches over at most this many vectors run on the event loop (well under a
-# millisecond); larger ones in a worker thread.
-INLINE_SEARCH_MAX = 4096
+# Searches over at most this many vectors run on the event loop; larger ones in a
+# worker thread. Chosen with benchmarks/inline_search.py (random vectors, flat index,
+# k=20, two runs): at 1,024 records a search takes 0.26-0.34 ms and a thread hop adds
+# 0.40-0.59; at 2,048 the search (0.75-0.78 ms) costs as much as the hop, and would
+# hold the loop that long.
+INLINE_SEARCH_MAX = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,20 +294,24 @@ class Retriever:
         ceiling = self._records.ceiling(query) or 1.0
         unit_ids, unit_scores = self._units.match(query)
         unit_ceiling = self._units.ceiling(query) or 1.0
+
+        def offers(record: MemoryRecord) -> bool:  # to this asker, and nothing it holds
+            return (include_private or not record.private) and not known.issuperset(
+                record.entry_ids)
+
         out: list[Candidate] = []
         sims = view.working_matrix @ vector if view.working else np.zeros(0)
         for record, sim in zip(view.working, sims.tolist(), strict=True):
-            if (include_private or not record.private) and not (
-                    known and known.issuperset(record.entry_ids)):
+            if offers(record):
                 out.append(self._candidate(view, record, "working", float(sim),
                                            lexical.get(record.record_id, 0.0) / ceiling))
         dense_hits: list[tuple[MemoryRecord, float]] = []
         if allowed and tagged is None:
-            dense_hits = await self._blocking(
+            dense_hits = await self._search(
                 len(self.memory.longterm), self.memory.longterm.search, vector,
                 self.candidates)
         elif allowed:  # exact over the tagged records: a FAISS top-k may hold none of them
-            dense_hits = await self._blocking(
+            dense_hits = await self._search(
                 len(allowed), self._nearest, [view.records[r] for r in sorted(allowed)],
                 vector)
 
@@ -313,10 +320,8 @@ class Retriever:
             if found.record_id not in allowed:
                 continue  # arrived after the view (it offers what it came from), or untagged
             held = view.records[found.record_id]
-            if include_private or not held.private:
+            if offers(held):
                 offered.add(held.record_id)
-                if known and known.issuperset(held.entry_ids):
-                    continue
                 out.append(self._candidate(view, held, "longterm", float(sim),
                                            lexical.get(held.record_id, 0.0) / ceiling))
         in_longterm = np.isin(record_ids, view.longterm_ids if tagged is None
@@ -324,15 +329,14 @@ class Retriever:
         for rid in top_ids(record_ids[in_longterm], record_scores[in_longterm],
                            self.candidates):
             record = view.records[rid]
-            if rid not in offered and (include_private or not record.private) and not (
-                    known and known.issuperset(record.entry_ids)):
+            if rid not in offered and offers(record):
                 out.append(self._candidate(view, record, "longterm", _dense(record, vector),
                                            lexical[rid] / ceiling))
         out.extend(self._unit_candidates(view, vector, (unit_ids, unit_scores), unit_ceiling,
                                          include_private, allowed, known))
         return out
 
-    async def _blocking(self, size: int, fn: Callable[..., T], *args: Any) -> T:
+    async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)``, a search over ``size`` vectors: on the loop while that is small
         (a worker-thread hop would cost more than the search), else through the offloader."""
         if size <= INLINE_SEARCH_MAX:
@@ -380,14 +384,14 @@ class Retriever:
         dense_ids, dense_sims = order, sims
         if allowed is not view.longterm:  # tags: only the allowed units
 
-            def offered(ids: np.ndarray) -> np.ndarray:  # a long-term owner must be allowed
+            def allowed_units(ids: np.ndarray) -> np.ndarray:  # a long-term owner: allowed
                 rids = (owners[e].record_id for e in ids.tolist())
                 return np.fromiter((r not in view.longterm or r in allowed for r in rids),
                                    dtype=bool, count=len(ids))
 
-            keep = offered(order)
+            keep = allowed_units(order)
             dense_ids, dense_sims = order[keep], sims[keep]
-            keep = offered(lexical_ids)
+            keep = allowed_units(lexical_ids)
             lexical_ids, lexical_scores = lexical_ids[keep], lexical_scores[keep]
         chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
         chosen += top_ids(dense_ids, dense_sims, self.candidates)

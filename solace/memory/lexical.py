@@ -95,7 +95,6 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(sorted(set(terms(query))))
 
 
-_NO_MATCH = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
 class LexicalIndex:
@@ -208,7 +207,7 @@ class LexicalIndex:
             documents with no term in common are absent.
         """
         if not self._lengths:
-            return _NO_MATCH
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         avg = self._total_length / len(self._lengths) or 1.0
         total = np.zeros(len(self._slot_ids), dtype=np.float64)
         hit = np.zeros(len(self._slot_ids), dtype=bool)

@@ -101,7 +101,11 @@ class Candidate:
 
 
 class Gatherer(Protocol):
-    """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`)."""
+    """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`).
+
+    ``gather`` leaves out every candidate standing only for events in ``known`` (a
+    read-through peer is told what the asker offers: its own record of an event wins).
+    """
 
     @property
     def agent(self) -> str: ...
@@ -240,9 +244,8 @@ async def recall(
     results: dict[int, list[Candidate]] = {}
 
     async def run(i: int, side: Gatherer) -> None:
-        found = await side.gather(query, vector, include_private=False, tags=tags,
-                                  known=own_events)
-        results[i] = [c for c in found if not own_events.issuperset(c.entry_ids)]
+        results[i] = await side.gather(query, vector, include_private=False, tags=tags,
+                                       known=own_events)
 
     if peers:
         async with trio.open_nursery() as nursery:
