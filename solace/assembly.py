@@ -23,6 +23,7 @@ from solace.clock import Clock
 from solace.config import Config
 from solace.home import Home
 from solace.memory.candidates import Retriever
+from solace.memory.event_vectors import EventVectorFiles
 from solace.offload import Offloader
 from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from solace.facts import FactMemory
 
 __all__ = [
-    "Models", "build_models", "build_retrievers", "open_fact_memory_or_none", "open_memories",
+    "EventVectors", "Models", "build_models", "build_retrievers", "open_fact_memory_or_none",
+    "open_memories",
 ]
 
 log = logging.getLogger(__name__)
@@ -94,6 +96,38 @@ async def open_memories(
     for memory, loaded in opening:
         await memory.finish_opening(loaded, events)
         into[memory.agent] = memory
+
+
+@dataclass(slots=True)
+class EventVectors:
+    """The runtime's map of events' raw-text embeddings (entry id -> vector, shared by
+    ingest and every agent's retrieval) and the files it is kept in across restarts."""
+
+    vectors: dict[int, np.ndarray]
+    files: EventVectorFiles
+    ring: Any
+    offloader: Offloader
+
+    @classmethod
+    async def open(cls, home: Home, models: Models, substrate: Any) -> EventVectors:
+        """Read the kept vectors (none on a new home, or of another embedder)."""
+        embedder = models.embedder
+        dim = int(await models.offloader.run(lambda: embedder.dim))
+        ring = substrate.key_ring
+        files, vectors = await models.offloader.run(functools.partial(
+            EventVectorFiles.load, home.event_vectors_dir, ring=ring, embedder=embedder.name,
+            dim=dim))
+        return cls(vectors, files, ring, models.offloader)
+
+    async def save(self) -> None:
+        """Write the vectors not kept yet. A failed write (a full disk) is logged, not
+        raised: the vectors are a cache, embedded again when retrieval needs them."""
+        taken = dict(self.vectors)  # the loop's view; the write runs in a thread
+        try:
+            await self.offloader.run(functools.partial(self.files.save, taken, ring=self.ring))
+        except OSError as exc:
+            log.error("event vectors not kept (%s); the next open embeds the events of faded "
+                      "episodes again when retrieval needs them", exc)
 
 
 def build_retrievers(

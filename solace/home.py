@@ -89,6 +89,12 @@ class Home:
         return self.root / "memory" / agent
 
     @property
+    def event_vectors_dir(self) -> Path:
+        """Where the events' raw-text embeddings are kept across restarts
+        (:mod:`solace.memory.event_vectors`)."""
+        return self.root / "memory" / "event-vectors"
+
+    @property
     def files_dir(self) -> Path:
         """An older Solace's markdown directory (kept private if present); the markdown
         now lives in :attr:`workspace_dir`."""

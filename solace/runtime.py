@@ -35,6 +35,7 @@ from solace.actors.session import MainSession
 from solace.actors.supervisor import Supervisor
 from solace.actors.timekeeper import TimeActor
 from solace.assembly import (
+    EventVectors,
     Models,
     build_models,
     build_retrievers,
@@ -105,7 +106,8 @@ class Runtime(EventWriting):
     """
 
     def __init__(self, *, config: Config, clock: Clock, home: Home, substrate: Any,
-                 models: Models, memories: dict[str, Any], session_type: str = "main") -> None:
+                 models: Models, memories: dict[str, Any], session_type: str = "main",
+                 event_vectors: dict[int, np.ndarray] | None = None) -> None:
         self.config = config
         self.clock = clock
         self.home = home
@@ -130,7 +132,9 @@ class Runtime(EventWriting):
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
-        self.event_vectors: dict[int, np.ndarray] = {}  # entry id -> rung-0 embedding
+        # entry id -> rung-0 embedding (as kept across restarts: solace.memory.event_vectors)
+        self.event_vectors: dict[int, np.ndarray] = (
+            event_vectors if event_vectors is not None else {})
         self.events = EventReader(substrate, models.offloader)  # recently read events
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
@@ -412,16 +416,21 @@ async def open_runtime(
         segment_bytes=sub_cfg.segment_mib << 20,
     )
     memories: dict[str, Any] = {}
+    vectors: EventVectors | None = None
     try:
         await open_memories(memories, where, config, models, substrate, clock)
+        vectors = await EventVectors.open(where, models, substrate)
         rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
-                     models=models, memories=memories, session_type=session_type)
+                     models=models, memories=memories, session_type=session_type,
+                     event_vectors=vectors.vectors)
         async with start_actors(rt, warm_up=warm_up):
             yield rt
     finally:
         with trio.CancelScope(shield=True):
             try:
                 await _snapshot_all(memories)
+                if vectors is not None:
+                    await vectors.save()
             finally:
                 await substrate.aclose()
 

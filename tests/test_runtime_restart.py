@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from runtime_support import LINES, START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
 
 
-def config(warmup: int = 2) -> Config:
+def config(warmup: int = 2, **memory: float) -> Config:
     small = AgentConfig(budget_tokens=40)
     return Config(
         models=ModelsConfig(embedder="hashing", llm_backend="none"),
         substrate=SubstrateConfig(fsync="always"),
-        memory=MemoryConfig(warmup_records=warmup, warmup_rung=1),
+        memory=MemoryConfig(warmup_records=warmup, warmup_rung=1, **memory),
         agents={"Main": small, "Supervisor": small},
     )
 
@@ -78,3 +79,19 @@ async def test_warm_up_rehydrates_the_newest_longterm_records_so_no_agent_starts
             assert memory.longterm.get(rid) is None
         hits = await rt.agent("Main").recall("museum kids wonderful", k=3, read_through=False)
         assert hits
+
+
+async def test_restart_keeps_every_event_vector_so_no_faded_event_is_embedded_again(
+    tmp_path: Path,
+) -> None:
+    clock, episodes = ReplayClock(START), config(episode_min_similarity=-1.0)
+    async with open_runtime(tmp_path, episodes, clock=clock) as rt:
+        await fill(rt)
+        before = dict(rt.event_vectors)
+        units = {e for memory in rt.memories.values()
+                 for tier in (memory.working, memory.longterm)
+                 for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
+    assert units and units <= before.keys()  # the events retrieval ranks inside episodes
+    async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
+        assert rt.event_vectors.keys() == before.keys()
+        assert all(np.array_equal(rt.event_vectors[e], before[e]) for e in before)

@@ -1,0 +1,86 @@
+"""Events' raw-text embeddings are kept across restarts: append-only sealed segments,
+each new vector written once; a damaged or foreign segment is skipped (WARNING) and
+replaced by the next save; too many segments are merged into one."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solace.memory.event_vectors import MERGE_ABOVE, EventVectorFiles
+from substrate import KeyRing
+
+DIM = 8
+
+
+def vecs(ids: range, seed: int = 0) -> dict[int, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {i: rng.standard_normal(DIM).astype(np.float32) for i in ids}
+
+
+def load(path: Path, ring: KeyRing, embedder: str = "minilm"
+         ) -> tuple[EventVectorFiles, dict[int, np.ndarray]]:
+    return EventVectorFiles.load(path, ring=ring, embedder=embedder, dim=DIM)
+
+
+def same(a: dict[int, np.ndarray], b: dict[int, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_saved_vectors_come_back_exactly_and_each_is_written_once(tmp_path: Path) -> None:
+    ring = KeyRing.generate()
+    files, got = load(tmp_path / "ev", ring)
+    assert got == {} and not (tmp_path / "ev").exists()
+    live = vecs(range(1, 50))
+    assert files.save(live, ring=ring) == 49
+    assert files.save(live, ring=ring) == 0  # nothing new: no file touched
+    live.update(vecs(range(50, 60), seed=1))
+    assert files.save(live, ring=ring) == 10  # only the new ones
+    assert len(list((tmp_path / "ev").iterdir())) == 2
+    files2, got = load(tmp_path / "ev", ring)
+    assert same(got, live)
+    assert files2.save(got, ring=ring) == 0
+
+
+def test_a_damaged_or_foreign_segment_is_skipped_and_replaced_by_the_next_save(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    ring = KeyRing.generate()
+    files, _ = load(tmp_path, ring)
+    first, second = vecs(range(1, 20)), vecs(range(20, 30), seed=2)
+    files.save(first, ring=ring)
+    files.save(first | second, ring=ring)
+    newest = max(tmp_path.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    blob = bytearray(newest.read_bytes())
+    blob[-3] ^= 0xFF
+    newest.write_bytes(bytes(blob))
+    with caplog.at_level(logging.WARNING, logger="solace.memory.event_vectors"):
+        files, got = load(tmp_path, ring)
+    assert str(newest) in caplog.text and "embedded again" in caplog.text
+    assert same(got, first)  # the intact segment still counts
+    got.update(second)  # retrieval embedded them again
+    assert files.save(got, ring=ring) == 29  # one merged segment, the damaged one gone
+    assert [p for p in tmp_path.iterdir()] == files.segments
+    assert same(load(tmp_path, ring)[1], first | second)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="solace.memory.event_vectors"):
+        other, got = load(tmp_path, ring, embedder="hashing")
+    assert got == {} and "'minilm'" in caplog.text  # vectors of two models never mix
+    assert load(tmp_path, KeyRing.generate())[1] == {}  # another key: refused, not read
+
+
+def test_more_than_merge_above_segments_are_merged_into_one(tmp_path: Path) -> None:
+    ring = KeyRing.generate()
+    files, _ = load(tmp_path, ring)
+    live: dict[int, np.ndarray] = {}
+    for n in range(MERGE_ABOVE):
+        live.update(vecs(range(n * 10, n * 10 + 10), seed=n))
+        files.save(live, ring=ring)
+    assert len(files.segments) == MERGE_ABOVE
+    live.update(vecs(range(1000, 1005), seed=99))
+    assert files.save(live, ring=ring) == len(live)
+    assert len(list(tmp_path.iterdir())) == 1
+    assert same(load(tmp_path, ring)[1], live)
