@@ -24,6 +24,7 @@ from solace.config import Config
 from solace.home import Home
 from solace.memory.candidates import Retriever
 from solace.memory.event_vectors import EventVectorFiles
+from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
 from solace.offload import Offloader
 from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from solace.facts import FactMemory
 
 __all__ = [
-    "EventVectors", "Models", "build_models", "build_retrievers", "open_fact_memory_or_none",
-    "open_memories",
+    "EventVectors", "Models", "build_models", "build_retrievers", "keep_retrieval_forms",
+    "open_fact_memory_or_none", "open_memories", "seed_retrieval_forms",
 ]
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,36 @@ def build_retrievers(
         )
         for name in ACTORS
     }
+
+
+def _forms_fingerprint(config: Config, models: Models) -> str:
+    return fingerprint(config.memory, config.runtime.inject_rung,
+                       getattr(models.tokenizer, "name", type(models.tokenizer).__name__))
+
+
+async def seed_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,
+                               models: Models, ring: Any) -> None:
+    """Give each retriever the texts it derived before the last close (same code and
+    config only; see :mod:`solace.memory.retrieval_forms`)."""
+    stamp = _forms_fingerprint(config, models)
+    for name, retriever in retrievers.items():
+        retriever.seed(await models.offloader.run(functools.partial(
+            read_forms, home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp)))
+
+
+async def keep_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,
+                               models: Models, ring: Any) -> None:
+    """Write each retriever's derived texts for the next open. A failed write (a full
+    disk) is logged, not raised: they are derived again when missing."""
+    stamp = _forms_fingerprint(config, models)
+    for name, retriever in retrievers.items():
+        try:
+            await models.offloader.run(functools.partial(
+                write_forms, home.agent_dir(name), retriever.forms(), agent=name, ring=ring,
+                fingerprint=stamp))
+        except OSError as exc:
+            log.error("%s: retrieval forms not kept (%s); the next open derives them again",
+                      name, exc)
 
 
 async def open_fact_memory_or_none(

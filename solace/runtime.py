@@ -39,8 +39,10 @@ from solace.assembly import (
     Models,
     build_models,
     build_retrievers,
+    keep_retrieval_forms,
     open_fact_memory_or_none,
     open_memories,
+    seed_retrieval_forms,
 )
 from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
@@ -475,6 +477,8 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
                              workspace=rt.workspace_link, session_type=rt.session_type)
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
     retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors)
+    ring = rt.substrate.key_ring
+    await seed_retrieval_forms(retrievers, rt.home, config, models, ring)
     for name in ACTORS:
         extra: dict[str, Any] = {}
         if name == "Main":
@@ -491,16 +495,19 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
                 )
     # Every long-lived task is supervised: a failure is logged at ERROR, counted in
     # ``inspect()`` and restarted with back-off; it never cancels this nursery.
-    async with trio.open_nursery() as nursery:
-        for name in ACTORS:
-            health = rt.task_health[name] = TaskHealth(f"{name} (actor tasks and fade)")
-            await nursery.start(supervise, rt.actors[name].run,
-                                health)
-        health = rt.task_health["conversations"] = TaskHealth("conversation layer")
-        await nursery.start(supervise, rt.conversations.run, health)
-        health = rt.task_health["status"] = TaskHealth("status line")
-        await nursery.start(supervise, rt._status_loop, health)
-        try:
-            yield
-        finally:
-            nursery.cancel_scope.cancel()
+    try:
+        async with trio.open_nursery() as nursery:
+            for name in ACTORS:
+                health = rt.task_health[name] = TaskHealth(f"{name} (actor tasks and fade)")
+                await nursery.start(supervise, rt.actors[name].run, health)
+            health = rt.task_health["conversations"] = TaskHealth("conversation layer")
+            await nursery.start(supervise, rt.conversations.run, health)
+            health = rt.task_health["status"] = TaskHealth("status line")
+            await nursery.start(supervise, rt._status_loop, health)
+            try:
+                yield
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):  # the texts retrieval derived, for the next open
+            await keep_retrieval_forms(retrievers, rt.home, config, models, ring)

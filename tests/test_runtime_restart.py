@@ -81,17 +81,24 @@ async def test_warm_up_rehydrates_the_newest_longterm_records_so_no_agent_starts
         assert hits
 
 
-async def test_restart_keeps_every_event_vector_so_no_faded_event_is_embedded_again(
+async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_again(
     tmp_path: Path,
 ) -> None:
     clock, episodes = ReplayClock(START), config(episode_min_similarity=-1.0)
     async with open_runtime(tmp_path, episodes, clock=clock) as rt:
         await fill(rt)
-        before = dict(rt.event_vectors)
+        await rt.agent("Main").recall("pottery class", k=3)  # derives the forms
+        vectors = dict(rt.event_vectors)
+        forms = {n: rt.agent(n).retriever.forms() for n in ("Main", "Supervisor")}
         units = {e for memory in rt.memories.values()
                  for tier in (memory.working, memory.longterm)
                  for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
-    assert units and units <= before.keys()  # the events retrieval ranks inside episodes
+    assert units and units <= vectors.keys()  # the events retrieval ranks inside episodes
+    assert units & forms["Main"].units.keys()
     async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
-        assert rt.event_vectors.keys() == before.keys()
-        assert all(np.array_equal(rt.event_vectors[e], before[e]) for e in before)
+        assert rt.event_vectors.keys() == vectors.keys()
+        assert all(np.array_equal(rt.event_vectors[e], vectors[e]) for e in vectors)
+        assert {n: rt.agent(n).retriever.forms() for n in forms} == forms
+    other = config(episode_min_similarity=-0.5)  # forms depend on the memory config
+    async with open_runtime(tmp_path, other, clock=clock, warm_up=False) as rt:
+        assert rt.agent("Main").retriever.forms().units == {}

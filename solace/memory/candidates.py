@@ -48,6 +48,7 @@ from solace.memory.chunks import record_events
 from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
+from solace.memory.retrieval_forms import Forms
 
 __all__ = ["Rehydrate", "Retriever", "TierView"]
 
@@ -149,6 +150,20 @@ class Retriever:
         return str(self.memory.agent)
 
     # ------------------------------------------------------------ forms
+
+    def forms(self) -> Forms:
+        """A copy of the texts derived so far (rung-3 records' forms, units' forms),
+        to keep across a restart (:mod:`~solace.memory.retrieval_forms`)."""
+        return Forms(dict(self._forms), dict(self._unit_forms))
+
+    def seed(self, forms: Forms) -> None:
+        """Take ``forms`` (kept by an earlier process for the same code and config) as
+        derived; what this retriever derived itself is kept. A record's form is still
+        only used for the entry ids it was made from."""
+        for rid, form in forms.records.items():
+            self._forms.setdefault(rid, form)
+        for eid, unit in forms.units.items():
+            self._unit_forms.setdefault(eid, unit)
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
         """The text a record is injected as, and its tokens (rung 3: rehydrated).

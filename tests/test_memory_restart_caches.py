@@ -1,6 +1,9 @@
-"""Events' raw-text embeddings are kept across restarts: append-only sealed segments,
-each new vector written once; a damaged or foreign segment is skipped (WARNING) and
-replaced by the next save; too many segments are merged into one."""
+"""What a restart would otherwise derive again is kept, sealed, and never served stale.
+
+Events' raw-text embeddings: append-only segments, each new vector written once; a
+damaged or foreign segment is skipped (WARNING) and replaced by the next save; too
+many segments are merged into one. Retrieval's derived texts: only for the code and
+config that made them; a damaged file is skipped (WARNING)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import numpy as np
 import pytest
 
 from solace.memory.event_vectors import MERGE_ABOVE, EventVectorFiles
+from solace.memory.retrieval_forms import NAME, Forms, fingerprint, read_forms, write_forms
 from substrate import KeyRing
 
 DIM = 8
@@ -84,3 +88,25 @@ def test_more_than_merge_above_segments_are_merged_into_one(tmp_path: Path) -> N
     assert files.save(live, ring=ring) == len(live)
     assert len(list(tmp_path.iterdir())) == 1
     assert same(load(tmp_path, ring)[1], live)
+
+
+def test_derived_forms_come_back_only_for_the_code_and_config_that_made_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    ring = KeyRing.generate()
+    forms = Forms({7: ((3, 4, 5), "Caroline: went to a pottery class.", 9)},
+                  {3: ("Caroline: I signed up.", 6), 4: ("Melanie: Nice!", 4)})
+    stamp = fingerprint("memory config A")
+    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
+    write_forms(tmp_path, forms, agent="Main", ring=ring, fingerprint=stamp)
+    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == forms
+    assert read_forms(tmp_path, agent="Main", ring=ring,
+                      fingerprint=fingerprint("memory config B")) == Forms()
+    assert stamp != fingerprint("memory config B") and stamp == fingerprint("memory config A")
+    with caplog.at_level(logging.WARNING, logger="solace.memory.retrieval_forms"):
+        assert read_forms(tmp_path, agent="Mood", ring=ring, fingerprint=stamp) == Forms()
+        blob = bytearray((tmp_path / NAME).read_bytes())
+        blob[-1] ^= 0x01
+        (tmp_path / NAME).write_bytes(bytes(blob))
+        assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
+    assert caplog.text.count("refused") == 2  # another agent's file, then an edited one

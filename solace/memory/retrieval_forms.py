@@ -1,0 +1,141 @@
+"""The texts one agent's retrieval indexes, kept across restarts in a sealed file.
+
+A :class:`~solace.memory.candidates.Retriever` indexes two kinds of text it derives
+from substrate events: the rehydrated form of each rung-3 record (the ladder's
+extractive rung over the record's events) and the form of each *unit* (one event of a
+faded episode). Both are pure functions of the events, the config and the code, and
+the first recall after a restart would otherwise derive all of them again: at 33k
+events, 25 s of a 34 s first recall. So they are written at close::
+
+    <home>/memory/<agent>/retrieval-forms.sealed
+
+sealed (:mod:`solace.sealed`, ``ring.derive("snapshot")``) for the role
+``memory/<agent>/retrieval-forms``, with a :func:`fingerprint` of everything they
+depend on: the retrieval and memory config, the tokenizer, and the source of every
+module of the ``solace`` package, so any change of code or config drops the file
+(the forms are derived again, as on a new home) instead of serving a stale text. A
+record's form is only reused for the same entry ids. A refused or unreadable file is
+skipped with one WARNING; the next close writes a new one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgpack
+import numpy as np
+
+from solace.sealed import SealedFileRefused, read_sealed, write_sealed
+from substrate import KeyRing
+
+__all__ = ["FORMAT_VERSION", "NAME", "PURPOSE", "Forms", "fingerprint", "read_forms",
+           "role", "write_forms"]
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+NAME = "retrieval-forms.sealed"
+PURPOSE = "snapshot"
+
+#: record id -> (entry ids, rehydrated text, tokens)
+RecordForms = dict[int, tuple[tuple[int, ...], str, int]]
+#: entry id -> (unit text, tokens)
+UnitForms = dict[int, tuple[str, int]]
+
+
+@dataclass(slots=True)
+class Forms:
+    """A retriever's derived texts (see the module docstring)."""
+
+    records: RecordForms = field(default_factory=dict)
+    units: UnitForms = field(default_factory=dict)
+
+
+def role(agent: str) -> str:
+    """The sealed-file role of ``agent``'s forms file."""
+    return f"memory/{agent}/retrieval-forms"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> bytes:
+    root = Path(__file__).resolve().parents[1]  # the solace package
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.digest()
+
+
+def fingerprint(*depends_on: object) -> str:
+    """A digest of ``depends_on`` (their ``repr``: frozen config dataclasses, names)
+    and of the ``solace`` package's source."""
+    h = hashlib.sha256(_code_digest())
+    h.update(repr((FORMAT_VERSION, depends_on)).encode())
+    return h.hexdigest()
+
+
+def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
+                ring: KeyRing, fingerprint: str) -> Path:
+    """Write ``forms`` atomically (blocking: call through the offloader).
+
+    Raises:
+        StorageFullError, OSError: as :func:`~solace.sealed.write_private`; the file
+            already there is intact.
+    """
+    rids = sorted(forms.records)
+    eids = sorted(forms.units)
+    meta = {
+        "version": FORMAT_VERSION, "fingerprint": fingerprint,
+        "record_ids": np.array(rids, dtype=np.int64).tobytes(),
+        "record_entries": [np.array(forms.records[r][0], dtype=np.int64).tobytes()
+                           for r in rids],
+        "record_texts": [forms.records[r][1] for r in rids],
+        "record_tokens": np.array([forms.records[r][2] for r in rids], dtype=np.int64).tobytes(),
+        "unit_ids": np.array(eids, dtype=np.int64).tobytes(),
+        "unit_texts": [forms.units[e][0] for e in eids],
+        "unit_tokens": np.array([forms.units[e][1] for e in eids], dtype=np.int64).tobytes(),
+    }
+    return write_sealed(Path(directory) / NAME, msgpack.packb(meta, use_bin_type=True),
+                        ring=ring, purpose=PURPOSE, role=role(agent),
+                        what=f"{agent}'s retrieval forms")
+
+
+def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
+               fingerprint: str) -> Forms:
+    """The forms kept in ``directory``; empty when there are none, they were made by
+    other code or config, or the file is refused (logged). Blocking."""
+    path = Path(directory) / NAME
+    try:
+        meta = msgpack.unpackb(read_sealed(path, ring=ring, purpose=PURPOSE, role=role(agent)),
+                               raw=False)
+    except FileNotFoundError:
+        return Forms()
+    except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
+        log.warning("%s: retrieval forms refused (%s); they are derived again", agent, exc)
+        return Forms()
+    if not isinstance(meta, dict) or meta.get("version") != FORMAT_VERSION \
+            or meta.get("fingerprint") != fingerprint:
+        log.info("%s: retrieval forms are from other code or config; derived again", agent)
+        return Forms()
+    try:
+        rids = np.frombuffer(meta["record_ids"], dtype=np.int64).tolist()
+        rtok = np.frombuffer(meta["record_tokens"], dtype=np.int64).tolist()
+        entries = [tuple(np.frombuffer(b, dtype=np.int64).tolist())
+                   for b in meta["record_entries"]]
+        eids = np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist()
+        utok = np.frombuffer(meta["unit_tokens"], dtype=np.int64).tolist()
+        return Forms(
+            records={r: (e, str(t), k) for r, e, t, k in zip(
+                rids, entries, meta["record_texts"], rtok, strict=True)},
+            units={e: (str(t), k) for e, t, k in zip(
+                eids, meta["unit_texts"], utok, strict=True)},
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("%s: retrieval forms have a bad field (%r); they are derived again",
+                    agent, exc)
+        return Forms()
