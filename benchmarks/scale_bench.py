@@ -18,9 +18,9 @@ At every ``--every`` events, and at the end:
   against the RSS right after the models loaded, per event;
 * working tokens against the budget, records per tier, for Main.
 
-At the end: **restart to first recall** (the runtime closed, snapshots and event
-vectors written, then opened again and asked one question); the same without the kept
-event vectors (what a restart cost before they were kept); and unless
+At the end: **restart to first recall** (the runtime closed, snapshots, event vectors
+and retrieval forms written, then opened again and asked one question); the same with
+snapshots only (what a restart cost before vectors and forms were kept); and unless
 ``--no-rebuild``, the same with every snapshot deleted (a full rebuild from the
 substrate).
 
@@ -60,6 +60,7 @@ from rebuild_bench import sessions  # noqa: E402
 from solace import ReplayClock, open_runtime  # noqa: E402
 from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
 from solace.locomo import load_locomo  # noqa: E402
+from solace.memory.retrieval_forms import NAME as FORMS_FILE  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -191,12 +192,14 @@ def main() -> int:
         home = args.home if args.home is not None else Path(tmp) / "home"
         rows, base = trio.run(grow, home, sessions(args.data, args.events), questions,
                               args.every)
-        restarts = {"snapshots": trio.run(restart, home, questions[0], args.restart_limit)}
-        # What a restart cost before the event vectors were kept (the first recall
-        # embeds every unit again): the same home without their files.
+        restarts = {"snapshots, vectors, forms": trio.run(restart, home, questions[0],
+                                                          args.restart_limit)}
+        # What a restart cost before event vectors and retrieval forms were kept (the
+        # first recall embeds every unit and rehydrates every rung-3 record again).
         shutil.rmtree(home / "memory" / "event-vectors", ignore_errors=True)
-        restarts["snapshots, no kept event vectors"] = trio.run(
-            restart, home, questions[0], args.restart_limit)
+        for kept in (home / "memory").glob(f"*/{FORMS_FILE}"):
+            kept.unlink()
+        restarts["snapshots only"] = trio.run(restart, home, questions[0], args.restart_limit)
         if not args.no_rebuild:
             shutil.rmtree(home / "memory")
             restarts["full rebuild"] = trio.run(restart, home, questions[0],
