@@ -82,9 +82,18 @@ def content_words(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
+def _term(word: str) -> str:
+    """The index term of one casefolded word ("" for a stop word): a vocabulary
+    repeats, so each word is stripped and stemmed once."""
+    word = word.removesuffix("'s")
+    return stem(word) if word and word not in STOP_WORDS else ""
+
+
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: content words, stemmed, in order (with repeats)."""
-    return [stem(w) for w in content_words(text)]
+    return [t for t in map(_term, _WORD_RE.findall(text.casefold().replace("\u2019", "'")))
+            if t]
 
 
 @lru_cache(maxsize=4096)
