@@ -16,14 +16,12 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from solace.actors.routing import ACTORS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
 from solace.home import Home
 from solace.memory.candidates import Retriever
-from solace.memory.event_vectors import EventVectorFiles
+from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
 from solace.offload import Offloader
 from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
@@ -104,7 +102,7 @@ class EventVectors:
     """The runtime's map of events' raw-text embeddings (entry id -> vector, shared by
     ingest and every agent's retrieval) and the files it is kept in across restarts."""
 
-    vectors: dict[int, np.ndarray]
+    vectors: EventVectorStore
     files: EventVectorFiles
     ring: Any
     offloader: Offloader
@@ -133,7 +131,7 @@ class EventVectors:
 
 def build_retrievers(
     memories: dict[str, Any], config: Config, models: Models, reader: EventReader,
-    event_vectors: dict[int, np.ndarray],
+    event_vectors: EventVectorStore,
 ) -> dict[str, Retriever]:
     """Each agent's side of retrieval over its memory (agent name -> ``Retriever``),
     reading events through the runtime's one ``reader``."""

@@ -47,6 +47,7 @@ from solace.assembly import (
 from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.home import Home
+from solace.memory.event_vectors import EventVectorStore
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
@@ -109,7 +110,7 @@ class Runtime(EventWriting):
 
     def __init__(self, *, config: Config, clock: Clock, home: Home, substrate: Any,
                  models: Models, memories: dict[str, Any], session_type: str = "main",
-                 event_vectors: dict[int, np.ndarray] | None = None) -> None:
+                 event_vectors: EventVectorStore | None = None) -> None:
         self.config = config
         self.clock = clock
         self.home = home
@@ -135,8 +136,7 @@ class Runtime(EventWriting):
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         # entry id -> rung-0 embedding (as kept across restarts: solace.memory.event_vectors)
-        self.event_vectors: dict[int, np.ndarray] = (
-            event_vectors if event_vectors is not None else {})
+        self.event_vectors = event_vectors if event_vectors is not None else EventVectorStore()
         self.events = EventReader(substrate, models.offloader)  # recently read events
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(

@@ -21,6 +21,7 @@ from solace.actors.mood import MoodActor
 from solace.actors.routing import ACTOR_KINDS, MOOD_KIND, Annotation, annotation_attrs, perceive
 from solace.clock import Clock
 from solace.config import Config
+from solace.memory.event_vectors import EventVectorStore
 from solace.memory.rebuild import FADE_KIND
 from solace.runtime_workspace import WorkspaceLink
 from solace.sealed import StorageFullError, is_storage_full, storage_full
@@ -58,7 +59,7 @@ class EventWriting:
     memories: dict[str, Any]
     actors: dict[str, Actor]
     events: EventReader
-    event_vectors: dict[int, Any]
+    event_vectors: EventVectorStore
     last_event_ts: float | None
     workspace_link: WorkspaceLink
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solace.memory.event_vectors import MERGE_ABOVE, EventVectorFiles
+from solace.memory.event_vectors import BLOCK_ROWS, MERGE_ABOVE, EventVectorFiles, EventVectorStore
 from solace.memory.retrieval_forms import NAME, Forms, fingerprint, read_forms, write_forms
 from substrate import KeyRing
 
@@ -110,3 +110,26 @@ def test_derived_forms_come_back_only_for_the_code_and_config_that_made_them(
         (tmp_path / NAME).write_bytes(bytes(blob))
         assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
     assert caplog.text.count("refused") == 2  # another agent's file, then an edited one
+
+
+def test_the_vector_store_scores_every_event_once_per_query_across_its_blocks() -> None:
+    store = EventVectorStore()
+    live = vecs(range(0, 3 * BLOCK_ROWS + 5, 3), seed=4)  # sparse ids, several blocks
+    for eid, vector in live.items():
+        store[eid] = vector
+    first = store[0]
+    store[10**6] = np.ones(DIM, dtype=np.float32)  # grows the id map past its size
+    assert first is not None and np.array_equal(store[0], live[0])  # never moved
+    assert len(store) == len(live) + 1 and 1 not in store and list(store)[:2] == [0, 3]
+    query = np.random.default_rng(5).standard_normal(DIM).astype(np.float32)
+    ids = np.array([0, 1, 3 * BLOCK_ROWS + 3, 10**6, 10**7], dtype=np.int64)
+    rows = store.rows_of(ids)
+    assert (rows[[1, 4]] == -1).all()
+    sims = store.similarities(query)
+    assert store.similarities(query) is sims  # asked again for the same vector: remembered
+    want = np.stack([live[0], live[3 * BLOCK_ROWS + 3], np.ones(DIM)]) @ query
+    assert np.allclose(sims[rows[[0, 2, 3]]], want, atol=1e-5)
+    with pytest.raises(ValueError, match="shape"):
+        store[7] = np.zeros(DIM + 1, dtype=np.float32)
+    with pytest.raises(TypeError, match="never removed"):
+        del store[0]

@@ -38,13 +38,14 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
 from solace.memory.chunks import record_events
+from solace.memory.event_vectors import EventVectorStore
 from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
@@ -71,7 +72,7 @@ class TierView:
         records: every record of both tiers by id (long-term's if one is mid-move and
             in both). working: the working records, in row order.
         working_matrix: their embeddings, row-aligned (a copy).
-        longterm: ids of the long-term records; longterm_ids: the same, an array.
+        longterm: ids of the long-term records; longterm_ids: the same, a sorted array.
         owners: unit entry id -> the multi-event record holding it.
         forms: rung-3 record id -> (injected text, tokens).
     """
@@ -97,8 +98,8 @@ class Retriever:
         inject_rung: the rung a rung-3 hit is rehydrated to (1 or 2).
         candidates: how many long-term records each of dense search and BM25 offer,
             and how many units each of BM25 and embedding similarity offer.
-        vectors: entry id -> embedding of the event's raw text (shared, filled by the
-            runtime at ingest and here on first use).
+        vectors: entry id -> embedding of the event's raw text (the runtime's one store,
+            shared by every agent, filled at ingest and here on first use).
         embed: the embedder's blocking ``embed(texts)``.
         unit_form: ``event -> text`` of a unit; default: the event's rung-1 form.
     """
@@ -113,7 +114,7 @@ class Retriever:
         rehydrate: Rehydrate,
         inject_rung: int = 2,
         candidates: int = 64,
-        vectors: MutableMapping[int, np.ndarray] | None = None,
+        vectors: EventVectorStore | None = None,
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         unit_form: Callable[[Any], str] | None = None,
     ) -> None:
@@ -128,13 +129,15 @@ class Retriever:
         self.rehydrate = rehydrate
         self.inject_rung = inject_rung
         self.candidates = candidates
-        self.vectors: MutableMapping[int, np.ndarray] = vectors if vectors is not None else {}
+        self.vectors = vectors if vectors is not None else EventVectorStore()
         self.embed = embed
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
-        # The view's owners it was built for, the unit ids with a vector, their vectors.
-        self._unit_matrix: tuple[dict[int, MemoryRecord], np.ndarray, np.ndarray] | None = None
+        # The view's owners it was built for, the unit ids with a vector, their rows in
+        # the vector store, and the store's size then (a new vector may be a unit's).
+        self._unit_rows: tuple[dict[int, MemoryRecord], int, np.ndarray, np.ndarray] | None \
+            = None
         # The last view and the tiers' (identity, version) it was taken at.
         self._view: tuple[tuple[int, int, int, int], TierView] | None = None
         self._records = LexicalIndex()
@@ -254,7 +257,7 @@ class Retriever:
             working=tuple(working),
             working_matrix=matrix.copy(),  # a view of live columns: copied before awaiting
             longterm=frozenset(r.record_id for r in longterm),
-            longterm_ids=np.array([r.record_id for r in longterm], dtype=np.int64),
+            longterm_ids=np.sort(np.array([r.record_id for r in longterm], dtype=np.int64)),
             owners=owners,
             forms={},
         )
@@ -339,8 +342,8 @@ class Retriever:
                 offered.add(held.record_id)
                 out.append(self._candidate(view, held, "longterm", float(sim),
                                            lexical.get(held.record_id, 0.0) / ceiling))
-        in_longterm = np.isin(record_ids, view.longterm_ids if tagged is None
-                              else np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        in_longterm = _members(record_ids, view.longterm_ids if tagged is None else np.sort(
+            np.fromiter(allowed, dtype=np.int64, count=len(allowed))))
         for rid in top_ids(record_ids[in_longterm], record_scores[in_longterm],
                            self.candidates):
             record = view.records[rid]
@@ -375,26 +378,28 @@ class Retriever:
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
-    def _unit_matrix_of(self, owners: dict[int, MemoryRecord], dim: int
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        """The units with an event embedding (ids ascending) and their vectors, rebuilt
-        only when that set changes."""
-        if self._unit_matrix is not None and self._unit_matrix[0] is owners:
-            return self._unit_matrix[1], self._unit_matrix[2]
-        ids = sorted(e for e in owners if e in self.vectors)
-        order = np.array(ids, dtype=np.int64)
-        matrix = (np.stack([self.vectors[e] for e in ids]) if ids
-                  else np.zeros((0, dim), dtype=np.float32))
-        self._unit_matrix = (owners, order, matrix)
-        return order, matrix
+    def _unit_rows_of(self, owners: dict[int, MemoryRecord]) -> tuple[np.ndarray, np.ndarray]:
+        """The units with an event vector (ids ascending) and their rows in the store,
+        worked out again only when the units or the store change."""
+        size = len(self.vectors)
+        if self._unit_rows is not None and self._unit_rows[0] is owners \
+                and self._unit_rows[1] == size:
+            return self._unit_rows[2], self._unit_rows[3]
+        ids = np.fromiter(sorted(owners), dtype=np.int64, count=len(owners))
+        rows = self.vectors.rows_of(ids)
+        held = rows >= 0
+        order, rows = ids[held], rows[held]
+        self._unit_rows = (owners, size, order, rows)
+        return order, rows
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
                          lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
                          include_private: bool, allowed: Collection[int],
                          known: frozenset[int]) -> list[Candidate]:
         owners = view.owners
-        order, matrix = self._unit_matrix_of(owners, len(vector))
-        sims = matrix @ vector if len(order) else np.zeros(0, dtype=np.float32)
+        order, rows = self._unit_rows_of(owners)
+        sims = (self.vectors.similarities(vector)[rows] if len(order)
+                else np.zeros(0, dtype=np.float32))
         lexical_ids, lexical_scores = lexical
         dense_ids, dense_sims = order, sims
         if allowed is not view.longterm:  # tags: only the allowed units
@@ -440,6 +445,15 @@ def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
         ids, scores = ids[keep], scores[keep]
     best = np.lexsort((ids, -scores))[:k]
     return [int(i) for i in ids[best]]
+
+
+def _members(ids: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """Which of ``ids`` are in the sorted array ``pool`` (no sort of either)."""
+    if not len(pool):
+        return np.zeros(len(ids), dtype=bool)
+    at = np.minimum(np.searchsorted(pool, ids), len(pool) - 1)
+    found: np.ndarray = pool[at] == ids
+    return found
 
 
 def _dense(record: MemoryRecord, vector: np.ndarray) -> float:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +36,8 @@ import numpy as np
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
 
-__all__ = ["FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE", "EventVectorFiles", "segment_role"]
+__all__ = ["BLOCK_ROWS", "FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE", "EventVectorFiles",
+           "EventVectorStore", "segment_role"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ FORMAT_VERSION = 1
 PURPOSE = "snapshot"
 #: More segments than this are merged into one by the next save.
 MERGE_ABOVE = 8
+#: Rows per block of :class:`EventVectorStore` (a block is allocated whole, never moved).
+BLOCK_ROWS = 4096
 _PREFIX = "segment-"
 _SUFFIX = ".sealed"
 
@@ -76,15 +79,14 @@ class EventVectorFiles:
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], *, ring: KeyRing, embedder: str,
-             dim: int) -> tuple[EventVectorFiles, dict[int, np.ndarray]]:
+             dim: int) -> tuple[EventVectorFiles, EventVectorStore]:
         """Read every segment in ``directory`` (missing: none). Blocking.
 
         Returns:
-            The files, and entry id -> float32 vector for every usable segment's
-            vectors (rows of one read-only matrix per segment, not copies).
+            The files, and a store of every usable segment's vectors.
         """
         files = cls(Path(directory), embedder, dim)
-        vectors: dict[int, np.ndarray] = {}
+        vectors = EventVectorStore()
         if not files.directory.is_dir():
             return files, vectors
         remove_stale_tmp(files.directory)
@@ -97,7 +99,9 @@ class EventVectorFiles:
                 files.stale.append(path)
                 continue
             files.segments.append(path)
-            vectors.update(zip(ids.tolist(), matrix, strict=True))
+            for eid, vector in zip(ids.tolist(), matrix, strict=True):
+                if eid not in vectors:  # a merge interrupted before its deletes
+                    vectors[eid] = vector
         files.saved = np.array(sorted(vectors), dtype=np.int64)
         return files, vectors
 
@@ -161,3 +165,93 @@ class EventVectorFiles:
 
 class SegmentUnusable(Exception):
     """A segment file that cannot be used (the message names it and says why)."""
+
+
+class EventVectorStore(MutableMapping[int, np.ndarray]):
+    """The runtime's one copy of the events' vectors: entry id -> float32 vector.
+
+    Rows live in fixed blocks of :data:`BLOCK_ROWS` (a block never moves, so a vector
+    handed out stays valid and growing copies nothing). Every agent's retrieval asks
+    the same query vector of the same events, so :meth:`similarities` scores all rows
+    once per query vector and the agents pick their units' rows out of that
+    (:meth:`rows_of`), instead of each stacking and scoring its own copy.
+    Mutated on the event loop only; a vector, once set, is not changed.
+    """
+
+    def __init__(self) -> None:
+        self._dim: int | None = None
+        self._blocks: list[np.ndarray] = []
+        self._size = 0
+        self._row_of = np.full(0, -1, dtype=np.int64)  # entry id -> row (-1: none)
+        self._last: tuple[bytes, np.ndarray] | None = None  # query bytes, similarities
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _row(self, entry_id: object) -> int:
+        if not isinstance(entry_id, int | np.integer) or not 0 <= entry_id < len(self._row_of):
+            return -1
+        return int(self._row_of[entry_id])
+
+    def __contains__(self, entry_id: object) -> bool:
+        return self._row(entry_id) >= 0
+
+    def __getitem__(self, entry_id: int) -> np.ndarray:
+        row = self._row(entry_id)
+        if row < 0:
+            raise KeyError(entry_id)
+        vector: np.ndarray = self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS]
+        return vector
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(self._row_of >= 0).tolist())
+
+    def __setitem__(self, entry_id: int, vector: np.ndarray) -> None:
+        vector = np.asarray(vector, dtype=np.float32)
+        if self._dim is None:
+            self._dim = int(vector.shape[-1])
+        if vector.shape != (self._dim,):
+            raise ValueError(f"event {entry_id}'s vector has shape {vector.shape}, "
+                             f"the store holds {self._dim}-d vectors")
+        row = self._row(entry_id)
+        if row < 0:
+            if entry_id < 0:
+                raise KeyError(f"entry ids are >= 0, got {entry_id!r}")
+            if entry_id >= len(self._row_of):
+                grown = np.full(max(2 * len(self._row_of), entry_id + 1, 1024), -1,
+                                dtype=np.int64)
+                grown[: len(self._row_of)] = self._row_of
+                self._row_of = grown
+            row = self._size
+            if row == len(self._blocks) * BLOCK_ROWS:
+                self._blocks.append(np.zeros((BLOCK_ROWS, self._dim), dtype=np.float32))
+            self._size += 1
+            self._row_of[entry_id] = row
+        self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS] = vector
+        self._last = None
+
+    def __delitem__(self, entry_id: int) -> None:
+        raise TypeError("an event's vector is never removed (events are never changed)")
+
+    def rows_of(self, entry_ids: np.ndarray) -> np.ndarray:
+        """The rows of ``entry_ids`` in :meth:`similarities` (-1 where none is held)."""
+        ids = np.asarray(entry_ids, dtype=np.int64)
+        rows = np.full(len(ids), -1, dtype=np.int64)
+        inside = (ids >= 0) & (ids < len(self._row_of))
+        rows[inside] = self._row_of[ids[inside]]
+        return rows
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        """``row @ vector`` for every row (row order), remembered for the last vector
+        asked (every agent of one recall asks the same one)."""
+        vector = np.asarray(vector, dtype=np.float32)
+        key = vector.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        sims = np.empty(self._size, dtype=np.float32)
+        for i, block in enumerate(self._blocks):
+            start = i * BLOCK_ROWS
+            used = min(BLOCK_ROWS, self._size - start)
+            sims[start:start + used] = block[:used] @ vector
+        self._last = (key, sims)
+        return sims
