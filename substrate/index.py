@@ -81,6 +81,10 @@ class FrameIndex:
             return False
         return until_ts is None or self._ts[entry_id - 1] <= until_ts
 
+    def matches_kinds(self, entry_id: int, kinds: frozenset[int]) -> bool:
+        """Whether the entry's kind code is one of ``kinds``."""
+        return (self._meta[entry_id - 1] >> 16) & 0xFFFF in kinds
+
     def key_id(self, entry_id: int) -> int:
         """The key id entry ``entry_id`` was sealed with."""
         return self._meta[entry_id - 1] & 0xFFFF

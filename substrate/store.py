@@ -11,12 +11,13 @@ promises is in :mod:`substrate.durability`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -300,6 +301,8 @@ class Substrate:
         kind: str | None = None,
         since_id: int | None = None,
         until_ts: float | None = None,
+        *,
+        kinds: Iterable[str] | None = None,
     ) -> Iterator[Event]:
         """Iterate events in id order, filtered on the index before decrypting.
 
@@ -308,6 +311,9 @@ class Substrate:
             since_id: Only ids greater than this (exclusive).
             until_ts: Only events with ``ts <= until_ts`` (timestamps are the callers';
                 they need not increase with ids, so this filters rather than stops).
+            kinds: Only events of one of these kinds (None = all): one pass over the
+                log for several readers (:mod:`solace.projections`), with ``agent``,
+                ``kind`` and ``until_ts`` left None.
 
         Yields events up to the ``last_id`` at the time of the call.
 
@@ -316,6 +322,14 @@ class Substrate:
         """
         start = 1 if since_id is None else max(1, int(since_id) + 1)
         end = self._last_id
+        if kinds is not None:
+            if isinstance(kinds, str):
+                raise TypeError(f"scan: kinds must be a collection of kinds, got {kinds!r}")
+            if agent is not None or kind is not None or until_ts is not None:
+                raise ValueError("scan: kinds= is not combined with agent, kind or until_ts")
+            codes = frozenset(c for c in map(self._index.kind_code, kinds) if c is not None)
+            return self._read_matching(range(start, end + 1), functools.partial(
+                self._index.matches_kinds, kinds=codes))
         a = None if agent is None else self._index.agent_code(agent)
         k = None if kind is None else self._index.kind_code(kind)
         if (agent is not None and a is None) or (kind is not None and k is None):
@@ -325,9 +339,15 @@ class Substrate:
     def _scan(
         self, ids: range, agent: int | None, kind: int | None, until_ts: float | None
     ) -> Iterator[Event]:
-        matches, batch = self._index.matches, []
+        matches = self._index.matches
+        return self._read_matching(ids, lambda entry_id: matches(entry_id, agent, kind,
+                                                                 until_ts))
+
+    def _read_matching(self, ids: range, keep: Callable[[int], bool]) -> Iterator[Event]:
+        """The events of ``ids`` that ``keep`` accepts (on the index), read in batches."""
+        batch: list[int] = []
         for entry_id in ids:
-            if matches(entry_id, agent, kind, until_ts):
+            if keep(entry_id):
                 batch.append(entry_id)
                 if len(batch) == _SCAN_BATCH:
                     yield from self._read_many(batch)

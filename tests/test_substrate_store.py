@@ -134,6 +134,20 @@ def test_scan_filters_by_agent_kind_since_and_until_in_id_order(tmp_path: Path) 
         assert list(sub.scan(agent="Nobody")) == [] and list(sub.scan(kind="fact")) == []
 
 
+def test_a_scan_by_several_kinds_is_one_pass_in_id_order(tmp_path: Path) -> None:
+    with open_substrate(tmp_path, KEY) as sub:
+        for i in range(12):
+            sub.append("Main", ["message", "cue", "fact"][i % 3], str(i))
+        assert [e.entry_id for e in sub.scan(kinds={"fact", "message"})] == [
+            1, 3, 4, 6, 7, 9, 10, 12]
+        assert [e.entry_id for e in sub.scan(kinds=["cue"], since_id=5)] == [8, 11]
+        assert list(sub.scan(kinds={"reflection"})) == [] and list(sub.scan(kinds=())) == []
+        with pytest.raises(TypeError, match="'cue'"):
+            sub.scan(kinds="cue")
+        with pytest.raises(ValueError, match="not combined"):
+            sub.scan(agent="Main", kinds={"cue"})
+
+
 def test_stats_count_agents_kinds_keys_and_segments(tmp_path: Path) -> None:
     with open_substrate(tmp_path, KEY, segment_bytes=1024) as sub:
         for i in range(20):
