@@ -74,7 +74,7 @@ class TrioSubstrate:
     async def scan(
         self, agent: str | None = None, kind: str | None = None,
         since_id: int | None = None, until_ts: float | None = None, *,
-        kinds: Iterable[str] | None = None,
+        kinds: Iterable[str] | Mapping[str, int] | None = None,
     ) -> list[Event]:
         """:meth:`Substrate.scan`, collected into a list on a worker thread."""
         return await self._run(lambda: list(self.sync.scan(agent, kind, since_id, until_ts,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Mapping
 
 __all__ = ["FrameIndex"]
 
@@ -81,9 +82,11 @@ class FrameIndex:
             return False
         return until_ts is None or self._ts[entry_id - 1] <= until_ts
 
-    def matches_kinds(self, entry_id: int, kinds: frozenset[int]) -> bool:
-        """Whether the entry's kind code is one of ``kinds``."""
-        return (self._meta[entry_id - 1] >> 16) & 0xFFFF in kinds
+    def matches_kinds(self, entry_id: int, after: Mapping[int, int]) -> bool:
+        """Whether the entry's kind code is in ``after`` (kind code -> since id) and its
+        id is above that kind's."""
+        since = after.get((self._meta[entry_id - 1] >> 16) & 0xFFFF)
+        return since is not None and entry_id > since
 
     def key_id(self, entry_id: int) -> int:
         """The key id entry ``entry_id`` was sealed with."""

@@ -302,7 +302,7 @@ class Substrate:
         since_id: int | None = None,
         until_ts: float | None = None,
         *,
-        kinds: Iterable[str] | None = None,
+        kinds: Iterable[str] | Mapping[str, int] | None = None,
     ) -> Iterator[Event]:
         """Iterate events in id order, filtered on the index before decrypting.
 
@@ -313,7 +313,9 @@ class Substrate:
                 they need not increase with ids, so this filters rather than stops).
             kinds: Only events of one of these kinds (None = all): one pass over the
                 log for several readers (:mod:`solace.projections`), with ``agent``,
-                ``kind`` and ``until_ts`` left None.
+                ``kind`` and ``until_ts`` left None. A mapping gives each kind its
+                own ``since_id`` (exclusive; ``since_id`` is then ignored), so a reader
+                whose checkpoint is recent is not read from an older one's.
 
         Yields events up to the ``last_id`` at the time of the call.
 
@@ -327,9 +329,12 @@ class Substrate:
                 raise TypeError(f"scan: kinds must be a collection of kinds, got {kinds!r}")
             if agent is not None or kind is not None or until_ts is not None:
                 raise ValueError("scan: kinds= is not combined with agent, kind or until_ts")
-            codes = frozenset(c for c in map(self._index.kind_code, kinds) if c is not None)
-            return self._read_matching(range(start, end + 1), functools.partial(
-                self._index.matches_kinds, kinds=codes))
+            after = dict(kinds) if isinstance(kinds, Mapping) else dict.fromkeys(kinds, start - 1)
+            codes = {code: int(since) for kind, since in after.items()
+                     if (code := self._index.kind_code(kind)) is not None}
+            first = min(codes.values(), default=end) + 1
+            return self._read_matching(range(max(1, first), end + 1), functools.partial(
+                self._index.matches_kinds, after=codes))
         a = None if agent is None else self._index.agent_code(agent)
         k = None if kind is None else self._index.kind_code(kind)
         if (agent is not None and a is None) or (kind is not None and k is None):

@@ -142,6 +142,9 @@ def test_a_scan_by_several_kinds_is_one_pass_in_id_order(tmp_path: Path) -> None
             1, 3, 4, 6, 7, 9, 10, 12]
         assert [e.entry_id for e in sub.scan(kinds=["cue"], since_id=5)] == [8, 11]
         assert list(sub.scan(kinds={"reflection"})) == [] and list(sub.scan(kinds=())) == []
+        # each kind from its own since id: a recent reader is not read from an old one's
+        assert [e.entry_id for e in sub.scan(kinds={"fact": 0, "message": 7})] == [3, 6, 9, 10,
+                                                                                  12]
         with pytest.raises(TypeError, match="'cue'"):
             sub.scan(kinds="cue")
         with pytest.raises(ValueError, match="not combined"):
