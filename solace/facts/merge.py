@@ -27,6 +27,14 @@ and dates, then most detail words, then the newest). A different relation ("work
 in Paris" / "lives in Paris"), another value, a negation or an extra detail is never
 dropped.
 
+Keys (and the clause splitting) are :mod:`solace.facts.restatement`'s: there a
+favourite ("likes teal best of all colours") is keyed as "prefer" plus its kind and
+a recurring weekday ("every Friday") as "week", so they meet "prefers the colour
+teal" and "on Friday each week". The kept clauses of a cluster are then written
+short (:mod:`solace.facts.fold`): clauses of one subject stating one value with
+different verbs become one clause ("Elif owns and drives a VW Golf"), and a
+repeated leading subject is stated once. Neither drops a word of a kept clause.
+
 Guarantee: every name, number and date of every input survives in the output (as
 :func:`lost_salient` judges it, the same rule the safety check applies); a merged
 entry that would lose one is replaced by its inputs, unchanged. Output order and
@@ -36,68 +44,18 @@ text depend only on the inputs, the vectors and the threshold.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from solace.facts.fold import DETERMINERS, elide_subjects, fold_shared_frames
+from solace.facts.restatement import EXACT, NEGATED, ORDER_WORDS, clauses, restatement_key
 from solace.facts.salience import lost_salient
 from solace.facts.subjects import attribute_phrasing, attributes, subject
-from solace.memory.ladder.sentences import split_sentences
-from solace.memory.lexical import content_words, stem
-from solace.models.entities import number_values, salient
+from solace.models.entities import salient
 
 __all__ = ["clauses", "lost_salient", "merge_deterministic", "restatement_key"]
-
-# Stop words that carry a fact's meaning ("before 11am" is not "after 11am"): kept
-# in keys although lexical search ignores them.
-_RELATION_WORDS = frozenset(
-    "before after above below over under against more most few until during off out up"
-    " down only than from".split()
-)
-# Words whose order decides the meaning ("tea over coffee" vs "coffee over tea"):
-# a key holding one is only a restatement of a key whose words come in the same order.
-_ORDER_WORDS = frozenset(
-    w if w in _RELATION_WORDS else stem(w)
-    for w in "over than before after rather instead more less above below".split()
-)
-# Framing, not content: who the fact is about when unnamed, and reporting verbs.
-_FRAMING = frozenset(
-    stem(w)
-    for w in "user users person mentioned mentions said says told tells stated states"
-    " noted notes reported reports explained explains shared shares apparently named called".split()
-)
-# Common fact verbs and their near-synonyms, folded into one key word each.
-_SYNONYM_GROUPS = (
-    "live lives lived living reside resides resided home based",
-    "work works worked working job employed employee",
-    "own owns owned owner possess possesses",
-    "like likes liked love loves loved enjoy enjoys enjoyed fond",
-    "prefer prefers preferred preference favourite favorite",
-    "born birthday birth",
-    "contact contacted contacting message messaged messaging reach reached",
-    "morning mornings",
-    "week weeks weekly",
-    "meet meets meeting meetings met",
-)
-_SYNONYMS = {stem(w): stem(g.split()[0]) for g in _SYNONYM_GROUPS for w in g.split()}
-_RELATION_RE = re.compile(rf"\b(?:{'|'.join(sorted(_RELATION_WORDS))})\b")
-_NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|cannot|without)\b|n't\b", re.IGNORECASE)
-_CLAUSE_SPLIT_RE = re.compile(r"\s*;\s*|,\s+and\s+")
-# A reporting lead-in at the start of a clause ("mentioned they're usually free ...").
-_LEAD_IN_RE = re.compile(
-    r"^(?:(?:has\s+|had\s+)?(?:mentioned|said|says|noted|stated|explained|shared)"
-    r"|told\s+(?:us|me|the\s+assistant))(?:\s+that)?\s+"
-    r"(?:(?:they|he|she)(?:'re|'s|\u2019re|\u2019s|\s+are|\s+is)\s+)?",
-    re.IGNORECASE,
-)
-_TRAILING = ".;, \t"
-_NEGATED = "\u00acnot"
-_EXACT = _RELATION_WORDS | {_NEGATED}
-_MAX_ELIDED_WORDS = 3
-
 
 @dataclass(frozen=True, slots=True)
 class _Clause:
@@ -110,10 +68,6 @@ class _Clause:
     detail: frozenset[str] = frozenset()  # key without the attribute phrasing
 
 
-# Clause openings that are not an elided subject's verb ("the office ...", "his ...").
-_DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
-
-
 def _who(text: str, previous: str) -> str:
     """Who a clause is about: its subject (:func:`solace.facts.subjects.subject`), or,
     for a clause that opens with a lowercase verb (its subject elided, "works at
@@ -122,7 +76,7 @@ def _who(text: str, previous: str) -> str:
     if found:
         return found
     first = text.split()[0] if text.split() else ""
-    if previous and first[:1].islower() and first.casefold() not in _DETERMINERS:
+    if previous and first[:1].islower() and first.casefold() not in DETERMINERS:
         return previous
     return ""
 
@@ -131,69 +85,12 @@ def _clause(text: str, position: int, previous: str) -> _Clause:
     key, order = restatement_key(text)
     found = attributes(text)
     detail = restatement_key(attribute_phrasing(text))[0] if found else key
-    negation = key & {_NEGATED}
+    negation = key & {NEGATED}
     return _Clause(text, key, order, position, _who(text, previous), found, detail | negation)
 
 
-def clauses(text: str) -> list[str]:
-    """Split a fact into clauses: sentences, then at ';' and ', and'.
-
-    Trailing punctuation is stripped and a reporting lead-in ("mentioned that",
-    "said they're") is dropped when at least two words remain.
-
-    Returns:
-        The non-empty clauses in text order.
-    """
-    out: list[str] = []
-    for sentence in split_sentences(text):
-        for piece in _CLAUSE_SPLIT_RE.split(sentence):
-            piece = piece.strip().rstrip(_TRAILING).strip()
-            if not piece:
-                continue
-            bare = _LEAD_IN_RE.sub("", piece, count=1)
-            out.append(bare if len(bare.split()) >= 2 else piece)
-    return out
-
-
-@lru_cache(maxsize=8192)
-def _is_salient_word(word: str) -> bool:
-    """A number or date word, represented in a key by its canonical form instead."""
-    if any(ch.isdigit() for ch in word) or number_values(word):
-        return True
-    return bool(salient(f"on {word.capitalize()}").dates)
-
-
-def _key_words(text: str) -> list[str]:
-    """Content words, stemmed and synonym-folded, framing and number/date words out."""
-    words = [
-        _SYNONYMS.get(base, base)
-        for word in content_words(text)
-        if not _is_salient_word(word) and (base := stem(word)) not in _FRAMING
-    ]
-    return words + _RELATION_RE.findall(text.casefold())
-
-
-def restatement_key(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The key two clauses share when one restates the other, and its word order.
-
-    Returns:
-        ``(key, order)``: the key holds stemmed content words (synonyms folded,
-        framing dropped), ``#number`` and ``@date`` items in canonical form, and a
-        negation marker; ``order`` lists the key's words in first-occurrence order.
-    """
-    words = _key_words(text)
-    order = tuple(dict.fromkeys(words))
-    found = salient(text)
-    key = set(order)
-    key.update(f"#{n}" for n in found.numbers)
-    key.update(f"@{d}" for d in found.dates)
-    if _NEGATION_RE.search(text.replace("\u2019", "'")):
-        key.add(_NEGATED)
-    return frozenset(key), order
-
-
 def _same_order(small: _Clause, big: _Clause) -> bool:
-    if not (small.key | big.key) & _ORDER_WORDS:
+    if not (small.key | big.key) & ORDER_WORDS:
         return True
     shared = [w for w in small.order if w in big.key]
     return shared == [w for w in big.order if w in small.key]
@@ -207,7 +104,7 @@ def _restates(small: _Clause, big: _Clause) -> bool:
     meat" does not restate "does not eat meat"), and order words keep their order.
     """
     return (
-        small.key <= big.key and small.key & _EXACT == big.key & _EXACT and _same_order(small, big)
+        small.key <= big.key and small.key & EXACT == big.key & EXACT and _same_order(small, big)
     )
 
 
@@ -239,9 +136,9 @@ def _same_attribute(small: _Clause, big: _Clause) -> bool:
         return False
     if not small.attributes <= big.attributes:
         return False
-    if small.detail & _EXACT != big.detail & _EXACT:
+    if small.detail & EXACT != big.detail & EXACT:
         return False
-    value = small.detail - _EXACT - set(small.who.split())
+    value = small.detail - EXACT - set(small.who.split())
     if not value or not small.detail <= big.key | big.detail:
         return False
     return not lost_salient([small.text], [big.text])
@@ -251,7 +148,7 @@ def _precision(clause: _Clause) -> tuple[int, int, int]:
     """How precise a clause is: names/numbers/dates, then detail words, then newest."""
     found = salient(clause.text)
     items = len(found.names) + len(found.numbers) + len(found.dates)
-    return items, len(clause.detail - _EXACT), clause.position
+    return items, len(clause.detail - EXACT), clause.position
 
 
 def _drop_same_attribute(members: list[_Clause]) -> list[_Clause]:
@@ -267,29 +164,6 @@ def _drop_same_attribute(members: list[_Clause]) -> list[_Clause]:
         if not any(_same_attribute(clause, other) for other in kept):
             kept.append(clause)
     return sorted(kept, key=lambda c: c.position)
-
-
-def _elide_subjects(texts: list[str]) -> list[str]:
-    """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
-
-    "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris; works at
-    Acme". The phrase must hold a content word and no negation ("The" alone or
-    "does not like" stay), and at least two words of every clause remain.
-    """
-    out = texts[:1]
-    for prev, text in zip(texts, texts[1:], strict=False):
-        a, b = prev.split(), text.split()
-        n = 0
-        while n < min(len(a), len(b), _MAX_ELIDED_WORDS) and a[n].casefold() == b[n].casefold():
-            n += 1
-        while n and (
-            len(b) - n < 2
-            or not content_words(" ".join(b[:n]))
-            or _NEGATION_RE.search(" ".join(b[:n]))
-        ):
-            n -= 1
-        out.append(" ".join(b[n:]) if n else text)
-    return out
 
 
 def _check_args(inputs: Sequence[str], vectors: np.ndarray, threshold: float) -> None:
@@ -388,8 +262,10 @@ def merge_deterministic(
         ``"; "`` in input order, a clause dropped only when another clause of the
         cluster restates it (its key is equal, the other being shorter or earlier,
         or a strict subset; or a kept, at least as precise clause states the same
-        attribute of the same subject with all its words and items), and a
-        repeated leading subject stated once. Every
+        attribute of the same subject with all its words and items), clauses of
+        one subject stating one value with different verbs folded into one
+        (:func:`solace.facts.fold.fold_shared_frames`), and a repeated leading
+        subject stated once. Every
         name, number and date of every input survives (a cluster whose merge would
         lose one is emitted unchanged, input by input). Deterministic.
 
@@ -413,9 +289,9 @@ def merge_deterministic(
             out.append(inputs[group[0]])
             continue
         members = [c for i in group for c in by_owner[i]]
-        kept = [c.text for c in _drop_same_attribute(
-            [c for c in members if not _redundant(c, members)])]
-        entry = "; ".join(_elide_subjects(kept))
+        kept = _drop_same_attribute([c for c in members if not _redundant(c, members)])
+        folded = fold_shared_frames([c.text for c in kept], [c.who for c in kept])
+        entry = "; ".join(elide_subjects(folded))
         sources = [inputs[i] for i in group]
         if entry and not lost_salient(sources, [entry]):
             out.append(entry)

@@ -383,10 +383,13 @@ class FactMemory:
         outputs = [t for t in verdict.outputs if normalised(t) not in kept]
         unchanged = {normalised(t) for t in verdict.outputs} & set(kept)
         superseded = [f for f in inputs if normalised(f.text) not in unchanged]
-        if not outputs or not superseded:
+        if not superseded:
             return verdict
+        # No new text (the merge only dropped restatements): the dropped facts are
+        # still superseded, by the kept facts that say them.
         new_ids = [_new_fact_id() for _ in outputs]
-        keys = await self._offloader.run(self._vault.create, memory_id, new_ids)
+        keys = await self._offloader.run(self._vault.create, memory_id, new_ids) \
+            if new_ids else {}
         importance = max(f.importance for f in superseded)
         reason = f"compaction of {len(superseded)} facts into {len(outputs)}"
         drafts = []

@@ -1,0 +1,154 @@
+"""Writing a merged cluster's kept clauses in fewer words, every word of each kept.
+
+Pure helpers of the deterministic merger (:mod:`solace.facts.merge`), applied after
+it has dropped the clauses another clause restates. Two rules, neither drops a
+content word, a name, a number, a date, a negation or a relation word:
+
+* **fold**: clauses about the same subject that state one value with different
+  verbs share their frame: "Elif owns a VW Golf" / "Elif drives a VW Golf" ->
+  "Elif owns and drives a VW Golf". The clauses must open with the same words and
+  end with the same value, a noun phrase (it opens with a determiner, a number or a
+  content word, never a preposition: "works in Paris" / "lives in Paris" stay two
+  clauses, each with its relation), and what differs (the verbs) holds no name,
+  number or date and no negation, so two values ("is 30" / "is 31 years old") or a
+  negated and an affirmed verb are never folded into one sentence;
+* **elide**: a leading phrase (at most three words) a clause repeats from the clause
+  before it is stated once: "Alice lives in Paris; Alice works at Acme" -> "Alice
+  lives in Paris; works at Acme".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from solace.facts.restatement import NEGATION_RE
+from solace.memory.lexical import content_words
+from solace.models.entities import salient
+
+__all__ = ["DETERMINERS", "elide_subjects", "fold_shared_frames"]
+
+#: Clause openings that are not an elided subject's verb ("the office ...", "his ...").
+DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
+_MAX_ELIDED_WORDS = 3
+
+
+@dataclass(slots=True)
+class _Frame:
+    """Clauses folded into one: shared opening and value, the differing middles."""
+
+    who: str
+    words: list[str]  # the first clause's words (the shared parts are taken from it)
+    prefix: int = 0
+    suffix: int = 0
+    middles: list[list[str]] = field(default_factory=list)
+
+    def text(self) -> str:
+        if not self.middles:
+            return " ".join(self.words)
+        joined = [" ".join(m) for m in self.middles]
+        verbs = joined[0] if len(joined) == 1 else ", ".join(joined[:-1]) + " and " + joined[-1]
+        head = self.words[: self.prefix]
+        tail = self.words[len(self.words) - self.suffix :]
+        return " ".join([*head, verbs, *tail])
+
+
+def _same(a: Sequence[str], b: Sequence[str]) -> bool:
+    return [w.casefold() for w in a] == [w.casefold() for w in b]
+
+
+def _foldable_middle(words: Sequence[str]) -> bool:
+    """A differing part that may be folded: some words, no name/number/date, no negation."""
+    if not words:
+        return False
+    text = " ".join(words)
+    found = salient(text)
+    return not (found.names or found.numbers or found.dates or NEGATION_RE.search(text))
+
+
+def _value_phrase(words: Sequence[str]) -> bool:
+    """A shared ending that is a noun phrase holding a content word (not "in Paris")."""
+    if not words or not content_words(" ".join(words)):
+        return False
+    first = words[0].casefold()
+    return first in DETERMINERS or bool(content_words(first)) or bool(salient(first).numbers)
+
+
+def _frame(a: Sequence[str], b: Sequence[str]) -> tuple[int, int] | None:
+    """The longest shared opening and ending of two clauses' words, if they fold."""
+    limit = min(len(a), len(b)) - 1  # each keeps at least one word of its own
+    p = 0
+    while p < limit and a[p].casefold() == b[p].casefold():
+        p += 1
+    s = 0
+    while p + s < limit and a[-1 - s].casefold() == b[-1 - s].casefold():
+        s += 1
+    if not p or not s or not _value_phrase(a[len(a) - s :]):
+        return None
+    if not (_foldable_middle(a[p : len(a) - s]) and _foldable_middle(b[p : len(b) - s])):
+        return None
+    return p, s
+
+
+def fold_shared_frames(texts: Sequence[str], whos: Sequence[str]) -> list[str]:
+    """Fold clauses that state one value of one subject with different verbs.
+
+    Args:
+        texts: the kept clauses, in order.
+        whos: each clause's subject (:func:`solace.facts.subjects.subject`, or
+            inherited); clauses of two subjects are never folded.
+
+    Returns:
+        The clauses, a folded group written once at its first clause's place as
+        "<opening> <verb>, <verb> and <verb> <value>". The shared words are taken
+        from the first clause; every word of every clause is kept once or shared
+        (compared casefolded). Deterministic; unfoldable clauses pass unchanged.
+    """
+    frames: list[_Frame] = []
+    for text, who in zip(texts, whos, strict=True):
+        words = text.split()
+        placed = False
+        for frame in frames:
+            if frame.who != who:
+                continue
+            if frame.middles:
+                p, s = frame.prefix, frame.suffix
+                if (len(words) > p + s and _same(words[:p], frame.words[:p])
+                        and _same(words[len(words) - s :], frame.words[len(frame.words) - s :])
+                        and _foldable_middle(words[p : len(words) - s])
+                        and _frame(frame.words, words) is not None):
+                    frame.middles.append(words[p : len(words) - s])
+                    placed = True
+            elif (found := _frame(frame.words, words)) is not None:
+                frame.prefix, frame.suffix = found
+                p, s = found
+                frame.middles = [frame.words[p : len(frame.words) - s], words[p : len(words) - s]]
+                placed = True
+            if placed:
+                break
+        if not placed:
+            frames.append(_Frame(who, words))
+    return [frame.text() for frame in frames]
+
+
+def elide_subjects(texts: Sequence[str]) -> list[str]:
+    """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
+
+    "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris; works at
+    Acme". The phrase must hold a content word and no negation ("The" alone or
+    "does not like" stay), and at least two words of every clause remain.
+    """
+    out = list(texts[:1])
+    for prev, text in zip(texts, texts[1:], strict=False):
+        a, b = prev.split(), text.split()
+        n = 0
+        while n < min(len(a), len(b), _MAX_ELIDED_WORDS) and a[n].casefold() == b[n].casefold():
+            n += 1
+        while n and (
+            len(b) - n < 2
+            or not content_words(" ".join(b[:n]))
+            or NEGATION_RE.search(" ".join(b[:n]))
+        ):
+            n -= 1
+        out.append(" ".join(b[n:]) if n else text)
+    return out
