@@ -34,8 +34,8 @@ def test_facts_about_two_subjects_are_never_fused() -> None:
     merged = "\n".join(merge(inputs))
     assert "Dr Smith drives a VW Golf" in merged and "Dr Jones drives a VW Golf" in merged
     # one subject each, folded only by who they are about
-    assert fold_shared_frames(["Ana owns a VW Golf", "Ana drives a VW Golf"],
-                              ["ana", "theo"]) == ["Ana owns a VW Golf", "Ana drives a VW Golf"]
+    two = [("Ana owns a VW Golf", "ana"), ("Ana drives a VW Golf", "theo")]
+    assert fold_shared_frames(two) == two
 
 
 def test_two_values_are_never_folded_into_one_clause() -> None:
@@ -99,3 +99,20 @@ async def test_a_compaction_that_only_drops_restatements_supersedes_them(
         assert sum(f.status is FactStatus.SUPERSEDED for f in history) == 2
     async with fact_memory(tmp_path, clock=clock) as fm:  # rebuilt from the events alike
         assert sorted(f.text for f in fm.facts("omar")) == sorted(live)
+
+
+def test_a_naming_clause_becomes_an_apposition_to_the_clause_with_its_value() -> None:
+    inputs = ["Ana always orders oat latte", "Ana's favourite drink is oat latte"]
+    assert merge(inputs) == ["Ana always orders oat latte, Ana's favourite drink"]
+    inputs = ["Dmitri's car is a Mazda CX-5", "Dmitri owns a Mazda CX-5"]
+    assert merge(inputs) == ["Dmitri owns a Mazda CX-5, Dmitri's car"]
+    assert lost_salient(inputs, merge(inputs)) == ()
+
+
+def test_a_naming_clause_of_another_subject_or_negated_is_never_apposed() -> None:
+    merged = "\n".join(merge(["Theo's car is a VW Golf", "Ana owns a VW Golf"]))
+    assert "Theo's car is a VW Golf" in merged and "Ana owns a VW Golf" in merged
+    merged = "\n".join(merge(["Ana's car is not a VW Golf", "Ana owns a VW Golf"]))
+    assert "Ana's car is not a VW Golf" in merged and "Ana owns a VW Golf" in merged
+    merged = "\n".join(merge(["Ana's car is a VW Golf", "Ana's bike is a VW Golf"]))
+    assert "car is a VW Golf" in merged and "bike is a VW Golf" in merged

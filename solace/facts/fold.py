@@ -1,8 +1,10 @@
-"""Writing a merged cluster's kept clauses in fewer words, every word of each kept.
+"""Writing a merged cluster's kept clauses in fewer words, saying all they say.
 
 Pure helpers of the deterministic merger (:mod:`solace.facts.merge`), applied after
-it has dropped the clauses another clause restates. Two rules, neither drops a
-content word, a name, a number, a date, a negation or a relation word:
+it has dropped the clauses another clause restates. Three rules; none drops a
+name, a number, a date, a negation or a relation word, and each drops only words
+said twice (a shared frame, a repeated subject, a naming clause's "is" and the
+value it repeats):
 
 * **fold**: clauses about the same subject that state one value with different
   verbs share their frame: "Elif owns a VW Golf" / "Elif drives a VW Golf" ->
@@ -12,6 +14,12 @@ content word, a name, a number, a date, a negation or a relation word:
   clauses, each with its relation), and what differs (the verbs) holds no name,
   number or date and no negation, so two values ("is 30" / "is 31 years old") or a
   negated and an affirmed verb are never folded into one sentence;
+* **appose**: a clause naming what a value is to its subject ("Ana's favourite drink
+  is oat latte") beside another clause of that subject ending in the same value
+  ("Ana always orders oat latte") becomes an apposition to it: "Ana always orders
+  oat latte, Ana's favourite drink". The naming clause must be "<owner>'s <one to
+  three words> is|are <value>" with no negation, the value a noun phrase as for a
+  fold, and the owner the other clause's subject;
 * **elide**: a leading phrase (at most three words) a clause repeats from the clause
   before it is stated once: "Alice lives in Paris; Alice works at Acme" -> "Alice
   lives in Paris; works at Acme".
@@ -19,6 +27,7 @@ content word, a name, a number, a date, a negation or a relation word:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,11 +35,15 @@ from solace.facts.restatement import NEGATION_RE
 from solace.memory.lexical import content_words
 from solace.models.entities import salient
 
-__all__ = ["DETERMINERS", "elide_subjects", "fold_shared_frames"]
+__all__ = ["DETERMINERS", "appose_possessives", "elide_subjects", "fold_shared_frames"]
 
 #: Clause openings that are not an elided subject's verb ("the office ...", "his ...").
 DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
 _MAX_ELIDED_WORDS = 3
+# "<owner>'s <noun, one to three words> is|are <value>": what the value is to its owner.
+_NAMING_RE = re.compile(
+    r"^(?P<owner>\S+(?:'s|\u2019s))\s+(?P<noun>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are)\s+"
+    r"(?P<value>.+)$")
 
 
 @dataclass(slots=True)
@@ -90,22 +103,22 @@ def _frame(a: Sequence[str], b: Sequence[str]) -> tuple[int, int] | None:
     return p, s
 
 
-def fold_shared_frames(texts: Sequence[str], whos: Sequence[str]) -> list[str]:
+def fold_shared_frames(clauses: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """Fold clauses that state one value of one subject with different verbs.
 
     Args:
-        texts: the kept clauses, in order.
-        whos: each clause's subject (:func:`solace.facts.subjects.subject`, or
-            inherited); clauses of two subjects are never folded.
+        clauses: the kept clauses, in order, as ``(text, who)``: who is the
+            clause's subject (:func:`solace.facts.subjects.subject`, or inherited);
+            clauses of two subjects are never folded.
 
     Returns:
-        The clauses, a folded group written once at its first clause's place as
+        The ``(text, who)`` clauses, a folded group written once at its first clause's place as
         "<opening> <verb>, <verb> and <verb> <value>". The shared words are taken
         from the first clause; every word of every clause is kept once or shared
         (compared casefolded). Deterministic; unfoldable clauses pass unchanged.
     """
     frames: list[_Frame] = []
-    for text, who in zip(texts, whos, strict=True):
+    for text, who in clauses:
         words = text.split()
         placed = False
         for frame in frames:
@@ -128,7 +141,51 @@ def fold_shared_frames(texts: Sequence[str], whos: Sequence[str]) -> list[str]:
                 break
         if not placed:
             frames.append(_Frame(who, words))
-    return [frame.text() for frame in frames]
+    return [(frame.text(), frame.who) for frame in frames]
+
+
+def _naming(text: str) -> tuple[str, list[str]] | None:
+    """``("<owner>'s <noun>", value words)`` of a naming clause, or None."""
+    m = _NAMING_RE.match(text)
+    if m is None or NEGATION_RE.search(text) or salient(m.group("noun")).names:
+        return None
+    value = m.group("value").split()
+    return (f"{m.group('owner')} {m.group('noun')}", value) if _value_phrase(value) else None
+
+
+def appose_possessives(clauses: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Write a naming clause as an apposition to a clause of its subject with its value.
+
+    Args:
+        clauses: the kept clauses, in order, as ``(text, who)``; a naming clause
+            joins only a clause of the same (non-empty) subject.
+
+    Returns:
+        The ``(text, who)`` clauses, each naming clause ("Ana's favourite drink is oat latte") that
+        has a partner (the first other clause of its subject ending in the same value
+        words, casefolded, with words of its own before them, and not itself a
+        naming clause) removed and its "<owner>'s <noun>" appended to the partner
+        after a comma. Every word of both is kept except the naming clause's "is"
+        and its repeated value. Deterministic.
+    """
+    out = [text for text, _who in clauses]
+    used: set[int] = set()
+    for i, (text, who) in enumerate(clauses):
+        naming = _naming(text) if who else None
+        if naming is None:
+            continue
+        name, value = naming
+        for j, (other, other_who) in enumerate(clauses):
+            words = other.split()
+            if (j == i or j in used or i in used or other_who != who or _naming(other)
+                    or len(words) <= len(value)
+                    or not _same(words[len(words) - len(value):], value)):
+                continue
+            out[j] = f"{other}, {name}"
+            out[i] = ""
+            used.update((i, j))
+            break
+    return [(text, who) for text, (_t, who) in zip(out, clauses, strict=True) if text]
 
 
 def elide_subjects(texts: Sequence[str]) -> list[str]:

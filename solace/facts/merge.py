@@ -32,8 +32,10 @@ favourite ("likes teal best of all colours") is keyed as "prefer" plus its kind 
 a recurring weekday ("every Friday") as "week", so they meet "prefers the colour
 teal" and "on Friday each week". The kept clauses of a cluster are then written
 short (:mod:`solace.facts.fold`): clauses of one subject stating one value with
-different verbs become one clause ("Elif owns and drives a VW Golf"), and a
-repeated leading subject is stated once. Neither drops a word of a kept clause.
+different verbs become one clause ("Elif owns and drives a VW Golf"), a clause
+naming what a value is to its subject becomes an apposition to a clause of that
+subject ending in the value ("Ana always orders oat latte, Ana's favourite drink"),
+and a repeated leading subject is stated once. Each drops only words said twice.
 
 Guarantee: every name, number and date of every input survives in the output (as
 :func:`lost_salient` judges it, the same rule the safety check applies); a merged
@@ -49,7 +51,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solace.facts.fold import DETERMINERS, elide_subjects, fold_shared_frames
+from solace.facts.fold import (
+    DETERMINERS,
+    appose_possessives,
+    elide_subjects,
+    fold_shared_frames,
+)
 from solace.facts.restatement import EXACT, NEGATED, ORDER_WORDS, clauses, restatement_key
 from solace.facts.salience import lost_salient
 from solace.facts.subjects import attribute_phrasing, attributes, subject
@@ -264,8 +271,9 @@ def merge_deterministic(
         or a strict subset; or a kept, at least as precise clause states the same
         attribute of the same subject with all its words and items), clauses of
         one subject stating one value with different verbs folded into one
-        (:func:`solace.facts.fold.fold_shared_frames`), and a repeated leading
-        subject stated once. Every
+        (:func:`solace.facts.fold.fold_shared_frames`), a naming clause written as
+        an apposition (:func:`solace.facts.fold.appose_possessives`), and a
+        repeated leading subject stated once. Every
         name, number and date of every input survives (a cluster whose merge would
         lose one is emitted unchanged, input by input). Deterministic.
 
@@ -290,8 +298,8 @@ def merge_deterministic(
             continue
         members = [c for i in group for c in by_owner[i]]
         kept = _drop_same_attribute([c for c in members if not _redundant(c, members)])
-        folded = fold_shared_frames([c.text for c in kept], [c.who for c in kept])
-        entry = "; ".join(elide_subjects(folded))
+        written = appose_possessives(fold_shared_frames([(c.text, c.who) for c in kept]))
+        entry = "; ".join(elide_subjects([text for text, _who in written]))
         sources = [inputs[i] for i in group]
         if entry and not lost_salient(sources, [entry]):
             out.append(entry)
