@@ -1,19 +1,23 @@
-"""Opening every agent's memory from the substrate: one shared scan against one per agent.
+"""Opening every projection from the substrate: one shared replay against one read each.
 
 A home is filled with real LoCoMo turns (all ten conversations in order, repeated with
 dates shifted by a year and a ``(take N)`` suffix until ``--events`` turns), replayed
 through ``observe_many`` one session at a time with the fade settled after each, on the
 hashing embedder (so the numbers are about reading, replaying and snapshotting, not the
-model). Then the five agents' memories are opened from it, in a fresh substrate handle
-each time, ``--repeats`` times per way:
+model). Then the home's projections (the five agents' tiers, the conversation layer
+and fact memory; the workspace is switched off here, since opening it without its
+state file records edits and so writes to the home) are opened from it, in a fresh
+substrate handle each time, ``--repeats`` times per way:
 
-* ``rebuild, one scan`` — every snapshot deleted; :func:`solace.assembly.open_memories`
-  (all snapshots loaded, the substrate read once from the earliest id any agent needs,
-  each agent replaying its part);
-* ``rebuild, scan per agent`` — the same with ``AgentMemory.open`` per agent, each
-  reading the substrate itself (the code before the shared scan);
-* ``snapshots, one scan`` / ``snapshots, scan per agent`` — the snapshots kept: both
-  read only the tail after them.
+* ``rebuild, one replay`` — every snapshot deleted;
+  :func:`solace.assembly.open_projections` (all snapshots loaded, the substrate read
+  once, each kind from the oldest checkpoint that reads it, each projection folding
+  its part: :func:`solace.projections.replay`);
+* ``rebuild, a read each`` — the same with ``AgentMemory.open`` per agent and the
+  conversation layer (without its snapshot) and fact memory each opened on its own,
+  each reading the substrate itself (the code before the shared replay);
+* ``snapshots, one replay`` / ``snapshots, a read each`` — the snapshots kept (the
+  agents' and the conversation layer's): only the tail after them is read.
 
 Reported per way: median seconds, events decrypted (``scan`` calls counted through a
 wrapper), and whether every agent's tiers came back identical to the first way's.
@@ -45,8 +49,13 @@ sys.path.insert(0, str(ROOT))
 
 from solace import ReplayClock, open_runtime  # noqa: E402
 from solace.actors.routing import ACTORS, perceptions_for  # noqa: E402
-from solace.assembly import build_models, open_memories  # noqa: E402
-from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
+from solace.assembly import (  # noqa: E402
+    build_models,
+    open_fact_memory_or_none,
+    open_projections,
+)
+from solace.config import Config, ModelsConfig, SubstrateConfig, WorkspaceConfig  # noqa: E402
+from solace.conversation import open_conversations  # noqa: E402
 from solace.home import Home  # noqa: E402
 from solace.locomo import load_locomo  # noqa: E402
 from solace.memory.agent_memory import AgentMemory  # noqa: E402
@@ -59,7 +68,8 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 def config() -> Config:
     return Config(models=ModelsConfig(embedder="hashing", llm_backend="none"),
-                  substrate=SubstrateConfig(fsync="never"))
+                  substrate=SubstrateConfig(fsync="never"),
+                  workspace=WorkspaceConfig(enabled=False))
 
 
 def sessions(data: Path, events: int) -> list[list[Observation]]:
@@ -115,6 +125,10 @@ def tiers(memories: dict[str, Any]) -> dict[tuple[str, str, int], tuple[Any, ...
             for r in getattr(m, tier).records()}
 
 
+async def _ignore(appended: Any) -> None:
+    return None
+
+
 async def open_once(home: Path, shared: bool) -> tuple[float, int, dict[Any, Any]]:
     cfg = config()
     where = Home.at(home, cfg)
@@ -128,7 +142,8 @@ async def open_once(home: Path, shared: bool) -> tuple[float, int, dict[Any, Any
     start = time.perf_counter()
     try:
         if shared:
-            await open_memories(memories, where, cfg, models, substrate, clock)
+            await open_projections(memories, where, cfg, models, substrate, clock,
+                                   working_memory=lambda: "", on_appended=_ignore)
         else:
             for name in ACTORS:
                 memories[name] = await AgentMemory.open(
@@ -137,6 +152,11 @@ async def open_once(home: Path, shared: bool) -> tuple[float, int, dict[Any, Any
                     ladder=models.ladder, embedder=models.embedder,
                     tokenizer=models.tokenizer, offloader=models.offloader, clock=clock,
                     perceive=functools.partial(perceptions_for, name))
+            await open_conversations(
+                substrate=substrate, config=cfg.conversation, llm=models.llm,
+                embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,
+                offloader=models.offloader, clock=clock)  # no snapshot: as before it
+            await open_fact_memory_or_none(where, cfg, models, substrate, clock)
         seconds = time.perf_counter() - start
         return seconds, substrate.decrypted, tiers(memories)
     finally:
@@ -160,7 +180,7 @@ async def measure(home: Path, repeats: int) -> list[dict[str, Any]]:
                 same = same and state == reference
             rows.append({
                 "way": f"{'snapshots' if snapshots else 'rebuild'}, "
-                       f"{'one scan' if shared else 'scan per agent'}",
+                       f"{'one replay' if shared else 'a read each'}",
                 "seconds_median": round(statistics.median(times), 3),
                 "events_decrypted": decrypted, "identical_tiers": same,
             })

@@ -1,11 +1,11 @@
-"""Putting a runtime together: the models, built once, and every agent's memory.
+"""Putting a runtime together: the models, built once, and every projection.
 
 :func:`~solace.runtime.open_runtime` runs three steps in order: :func:`build_models`
 (embedder, tokenizer, LLM, guard, ladder and the blocking-work adapter, shared by
-every part), :func:`open_memories` (each agent's tiers, loaded from its snapshot or
-rebuilt from the substrate) and starting the actors
-(:func:`~solace.runtime.start_actors`, which opens fact memory with
-:func:`open_fact_memory_or_none`). :func:`build_retrievers` gives each agent its
+every part), :func:`open_projections` (each agent's tiers, the conversation layer,
+fact memory and the workspace, each from its snapshot if it has one, brought up to
+the log's head by one replay of the substrate) and starting the actors
+(:func:`~solace.runtime.start_actors`). :func:`build_retrievers` gives each agent its
 side of retrieval. Nothing here starts a task.
 """
 
@@ -13,25 +13,33 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from solace.actors.routing import ACTORS, perceptions_for
+from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
 from solace.home import Home
 from solace.memory.candidates import Retriever
 from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
+from solace.memory.restore import TierProjection
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
 from solace.offload import Offloader
+from solace.projections import Projection, ReplayReport, replay
+from solace.runtime_workspace import open_workspace_or_none
 from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
 if TYPE_CHECKING:
+    from solace.conversation import Conversations
+    from solace.conversation.events import Appended
     from solace.facts import FactMemory
+    from solace.workspace import Workspace
 
 __all__ = [
-    "EventVectors", "Models", "build_models", "build_retrievers", "keep_retrieval_forms",
-    "open_fact_memory_or_none", "open_memories", "seed_retrieval_forms",
+    "EventVectors", "Models", "Opened", "build_models", "build_retrievers",
+    "keep_retrieval_forms", "open_fact_memory_or_none", "open_projections",
+    "seed_retrieval_forms",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,32 +77,84 @@ def build_models(config: Config) -> Models:
     return Models(embedder, tokenizer, llm, guard, ladder, offloader)
 
 
-async def open_memories(
-    into: dict[str, Any], home: Home, config: Config, models: Models, substrate: Any,
-    clock: Clock,
-) -> None:
-    """Open every agent's memory into ``into`` (agent name -> ``AgentMemory``).
+@dataclass(slots=True)
+class Opened:
+    """What :func:`open_projections` opened besides the agents' memories.
 
-    Every snapshot is loaded first; then the substrate is read once, from the
-    earliest entry any agent still needs, and each agent replays its part of that one
-    scan (not one scan per agent: a rebuild decrypts the log once, not five times).
-    Filled in place, one agent at a time, so a caller that must snapshot what was
-    opened when a later agent fails to open still holds the ones that did.
+    Attributes:
+        conversations: the conversation layer.
+        facts: fact memory, or None (switched off, or it failed to open or replay).
+        workspace: the markdown workspace, or None (likewise).
+        report: what the one replay read and applied.
     """
-    from solace.memory.agent_memory import AgentMemory
 
-    opening = []
+    conversations: Conversations
+    facts: FactMemory | None
+    workspace: Workspace | None
+    report: ReplayReport
+
+
+async def open_projections(
+    memories: dict[str, Any], home: Home, config: Config, models: Models, substrate: Any,
+    clock: Clock, *, working_memory: Callable[[], str],
+    on_appended: Callable[[Sequence[Appended]], Awaitable[None]],
+) -> Opened:
+    """Open every projection of the home with one read of the substrate
+    (:func:`solace.projections.replay`): each agent's tiers (into ``memories``, agent
+    name -> ``AgentMemory``), the conversation layer, fact memory and the workspace.
+
+    Every snapshot is loaded first; then the log is read once, from the oldest
+    checkpoint of them all, and each projection folds its kinds. ``memories`` is
+    filled in place, one agent at a time, so a caller that must snapshot what was
+    opened when a later projection fails still holds the ones that did. Fact memory
+    and the workspace are optional: either failing (to open or to replay) is logged
+    once and the runtime runs on without it.
+
+    Args:
+        working_memory, on_appended: the conversation layer's hooks (see
+            :func:`~solace.conversation.open_conversations`).
+    """
+    from solace.conversation import open_conversations
+    from solace.facts.service import FactReplay
+    from solace.memory.agent_memory import AgentMemory
+    from solace.workspace.service import WorkspaceReplay
+
+    projections: list[Projection] = []
     for name in ACTORS:
-        opening.append(await AgentMemory.opening(
+        memory, loaded = await AgentMemory.opening(
             name, config=config.agent(name), memory_config=config.memory,
             directory=home.agent_dir(name), substrate=substrate, ladder=models.ladder,
             embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
             clock=clock, perceive=functools.partial(perceptions_for, name),
-        ))
-    events = await substrate.scan(since_id=min(loaded.since for _, loaded in opening))
-    for memory, loaded in opening:
-        await memory.finish_opening(loaded, events)
-        into[memory.agent] = memory
+        )
+        projections.append(TierProjection(memory, loaded, perceived=PERCEIVED_KINDS,
+                                          into=memories))
+    conversations = await open_conversations(
+        substrate=substrate, config=config.conversation, llm=models.llm,
+        embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,
+        offloader=models.offloader, clock=clock, working_memory=working_memory,
+        on_appended=on_appended, replayed=False, snapshot=home.conversation_snapshot,
+    )
+    projections.append(conversations.replaying())
+    facts = await open_fact_memory_or_none(home, config, models, substrate, clock,
+                                           replayed=False)
+    if facts is not None:
+        projections.append(facts.replaying())
+    workspace = await open_workspace_or_none(home, config, models, substrate, clock, facts,
+                                             replayed=False)
+    if workspace is not None:
+        projections.append(workspace.replaying())
+    report = await replay(substrate, projections,
+                          optional=(FactReplay.name, WorkspaceReplay.name))
+    if FactReplay.name in report.failed:
+        facts = None
+        if workspace is not None:
+            workspace.facts = None
+    if WorkspaceReplay.name in report.failed:
+        workspace = None
+    log.info("opened %d projections with one replay: %d events read after entry %d",
+             len(projections), report.read, report.since)
+    return Opened(conversations, facts, workspace, report)
 
 
 @dataclass(slots=True)
@@ -182,14 +242,15 @@ async def keep_retrieval_forms(retrievers: dict[str, Retriever], home: Home, con
 
 
 async def open_fact_memory_or_none(
-    home: Home, config: Config, models: Models, substrate: Any, clock: Clock,
+    home: Home, config: Config, models: Models, substrate: Any, clock: Clock, *,
+    replayed: bool = True,
 ) -> FactMemory | None:
     """The home's fact memory (seeds 001 and 004) on the runtime's substrate and shared
     models, or None: when ``[facts] enabled = false``, or when it cannot be opened
     (an unreadable key vault, a damaged event). Either way one log line says why and
     the runtime runs on without it: requests that carry memory fields proceed
     without memory (seed 001), nothing is written, the substrate keeps every fact
-    event for a later open.
+    event for a later open. ``replayed`` as :func:`~solace.facts.open_fact_memory`'s.
     """
     from solace.facts import FactsDisabledError, open_fact_memory
 
@@ -198,7 +259,7 @@ async def open_fact_memory_or_none(
             facts_dir=home.facts_dir, substrate=substrate, config=config,
             embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
             clock=clock, llm=None if config.models.llm_backend == "none" else models.llm,
-            guard=models.guard,
+            guard=models.guard, replayed=replayed,
         )
     except FactsDisabledError:
         log.info("fact memory is switched off ([facts] enabled = false): requests carrying "

@@ -89,6 +89,12 @@ class Home:
         return self.root / "memory" / agent
 
     @property
+    def conversation_snapshot(self) -> Path:
+        """The conversation projection kept across restarts
+        (:mod:`solace.conversation.snapshot`)."""
+        return self.root / "memory" / "conversation" / "projection.sealed"
+
+    @property
     def event_vectors_dir(self) -> Path:
         """Where the events' raw-text embeddings are kept across restarts
         (:mod:`solace.memory.event_vectors`)."""

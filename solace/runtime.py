@@ -37,11 +37,11 @@ from solace.actors.timekeeper import TimeActor
 from solace.assembly import (
     EventVectors,
     Models,
+    Opened,
     build_models,
     build_retrievers,
     keep_retrieval_forms,
-    open_fact_memory_or_none,
-    open_memories,
+    open_projections,
     seed_retrieval_forms,
 )
 from solace.clock import Clock, WallClock
@@ -56,7 +56,6 @@ from solace.runtime_workspace import (
     WorkspaceLink,
     check_session_type,
     check_turn_type,
-    open_workspace_or_none,
 )
 from solace.shared import EventReader
 from solace.supervision import TaskHealth, supervise
@@ -377,8 +376,9 @@ async def open_runtime(
     """Open a Solace runtime on ``home`` and run its five actors until the block exits.
 
     Three steps, each its own function: build the models once
-    (:func:`~solace.assembly.build_models`), open the substrate and every memory
-    (:func:`~solace.assembly.open_memories`), then start the actors
+    (:func:`~solace.assembly.build_models`), open the substrate and every projection
+    of it with one replay (:func:`~solace.assembly.open_projections`: each agent's
+    tiers, the conversation layer, fact memory, the workspace), then start the actors
     (:func:`start_actors`).
 
     Args:
@@ -419,18 +419,26 @@ async def open_runtime(
     )
     memories: dict[str, Any] = {}
     vectors: EventVectors | None = None
+    opened: Opened | None = None
     try:
-        await open_memories(memories, where, config, models, substrate, clock)
         vectors = await EventVectors.open(where, models, substrate)
         rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
                      models=models, memories=memories, session_type=session_type,
                      event_vectors=vectors.vectors)
+        opened = await open_projections(
+            memories, where, config, models, substrate, clock,
+            working_memory=lambda: rt.session.working_memory if rt.session else "",
+            on_appended=rt.deliver_all)
+        rt.conversations, rt.facts, rt.workspace = (
+            opened.conversations, opened.facts, opened.workspace)
         async with start_actors(rt, warm_up=warm_up):
             yield rt
     finally:
         with trio.CancelScope(shield=True):
             try:
                 await _snapshot_all(memories)
+                if opened is not None:
+                    await _keep_conversations(opened.conversations)
                 if vectors is not None:
                     await vectors.save()
             finally:
@@ -449,30 +457,28 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
                       "from the substrate", name, exc)
 
 
+async def _keep_conversations(conversations: Any) -> None:
+    """Snapshot the conversation projection; a failure (a full disk) is logged: the
+    next open replays the layer's events after the older snapshot, or all of them."""
+    try:
+        await conversations.snapshot()
+    except OSError as exc:
+        log.error("conversation snapshot not written (%s); the next open replays more of "
+                  "the substrate", exc)
+
+
 @asynccontextmanager
 async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[None]:
-    """Open the conversation layer, fact memory (``rt.facts``) and the workspace
-    (``rt.workspace``; each None when switched off or failing to open), load Main's
-    session context from the workspace, build the five actors on ``rt``'s narrow
-    context, warm them up, and run them (with the layer's timers) until the block
-    exits."""
-    from solace.conversation import open_conversations
-
+    """On ``rt`` with its projections open (:func:`~solace.assembly.open_projections`:
+    ``rt.memories``, ``rt.conversations``, ``rt.facts`` and ``rt.workspace``, the last
+    two None when switched off or failing to open): load Main's session context from
+    the workspace, build the five actors on ``rt``'s narrow context, warm them up, and
+    run them (with the layer's timers) until the block exits."""
     config, models = rt.config, rt.models
-    rt.conversations = await open_conversations(
-        substrate=rt.substrate, config=config.conversation, llm=models.llm,
-        embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,
-        offloader=models.offloader, clock=rt.clock,
-        working_memory=lambda: rt.session.working_memory if rt.session else "",
-        on_appended=rt.deliver_all,
-    )
-    rt.facts = await open_fact_memory_or_none(rt.home, config, models, rt.substrate, rt.clock)
     if rt.facts is not None:  # every fact write, delete and forget reaches the workspace
         rt.facts.on_appended = rt.workspace_link.events
     if rt.facts is None:
         rt.fact_tools.off_logged()  # its one log line was written: turns do not repeat it
-    rt.workspace = await open_workspace_or_none(rt.home, config, models, rt.substrate,
-                                                rt.clock, rt.facts)
     rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools,
                              workspace=rt.workspace_link, session_type=rt.session_type)
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...

@@ -77,10 +77,12 @@ def check_turn_type(turn_type: object, served: str) -> str | None:
 
 
 async def open_workspace_or_none(home: Home, config: Config, models: Models, substrate: Any,
-                                 clock: Clock, facts: Any) -> Workspace | None:
+                                 clock: Clock, facts: Any, *,
+                                 replayed: bool = True) -> Workspace | None:
     """The home's workspace on the runtime's substrate, models and fact memory, or None:
     when ``[workspace] enabled = false`` (logged at INFO) or when it cannot be opened
-    (logged once at ERROR; the runtime runs on without it)."""
+    (logged once at ERROR; the runtime runs on without it). ``replayed`` as
+    :meth:`~solace.workspace.Workspace.open`'s."""
     from solace.workspace import Workspace, WorkspaceDisabledError
 
     try:
@@ -88,7 +90,7 @@ async def open_workspace_or_none(home: Home, config: Config, models: Models, sub
             home.root, config, substrate, clock, facts=facts, embedder=models.embedder,
             tokenizer=models.tokenizer, offloader=models.offloader,
             llm=None if config.models.llm_backend == "none" else models.llm,
-            guard=models.guard)
+            guard=models.guard, replayed=replayed)
     except WorkspaceDisabledError:
         log.info("the workspace is switched off ([workspace] enabled = false): Main uses "
                  "its built-in system prompt")

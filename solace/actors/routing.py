@@ -65,6 +65,7 @@ __all__ = [
     "DRAFT_KIND",
     "MOOD_KIND",
     "MOOD_RECORD_WEIGHT",
+    "PERCEIVED_KINDS",
     "Annotation",
     "EventLike",
     "Perception",
@@ -80,6 +81,12 @@ ACTORS: tuple[str, ...] = ("Supervisor", "Main", "Mood", "Time", "Mouth")
 DRAFT_KIND = "draft"  # thought not yet spoken; private to its author
 MOOD_KIND = "mood"  # a caller's emotional weight / tags for an earlier event
 ACTOR_KINDS: tuple[str, ...] = (DRAFT_KIND, MOOD_KIND)  # kinds to register in the substrate
+#: Every kind :func:`route` can give an agent, and the ``mood`` overrides: what a
+#: rebuild of the agents' tiers reads of the substrate (the rest is never perceived).
+PERCEIVED_KINDS: frozenset[str] = frozenset({
+    "message", "fact", "speech", DRAFT_KIND, "reflection", "tool_call", "tool_result", "cue",
+    MOOD_KIND,
+})
 MOOD_RECORD_WEIGHT = 0.5  # Mood keeps its own record of strongly emotional events only
 
 _NARRATIVE = ("Supervisor", "Main")

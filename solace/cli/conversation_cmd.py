@@ -171,7 +171,7 @@ async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Actio
         conv = await open_conversations(
             substrate=sub, config=cfg.conversation, llm=NoLLM(), embedder=HashingEmbedder(),
             tokenizer=tokenizer, guard=Guard(tokenizer=tokenizer), offloader=Offloader(1),
-            clock=WallClock(),
+            clock=WallClock(), snapshot=home.conversation_snapshot,  # read, never written here
         )
         return await action(conv, scope, args)
 

@@ -13,9 +13,11 @@ task the runtime starts in its nursery; callers only schedule them.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -32,8 +34,9 @@ from solace.conversation.lifecycle import EvaluatedGuard, Lifecycle
 from solace.conversation.memory import MemoryBlock, MemoryCache, render_memory_block
 from solace.conversation.model import Fact, Notes, Scope, Session, ThreadItem, Topic, Trigger
 from solace.conversation.projection import Projection
+from solace.conversation.snapshot import encode, read_snapshot, write_encoded
 from solace.conversation.statements import statement_facts
-from solace.conversation.store import AsyncSubstrate, EventStore
+from solace.conversation.store import AsyncSubstrate, EventStore, LayerReplay
 from solace.conversation.summarise import Summariser
 from solace.conversation.toolrun import run_tool
 from solace.conversation.tools import BUILTIN_TOOLS, ToolOutcome, ToolSpec
@@ -42,6 +45,7 @@ from solace.models.guard import Guard
 from solace.models.llm import LLM
 from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
+from solace.projections import replay
 
 __all__ = ["Conversations", "open_conversations"]
 
@@ -60,21 +64,32 @@ async def open_conversations(
     clock: Clock,
     working_memory: Callable[[], str] | None = None,
     on_appended: Callable[[Sequence[Appended]], Awaitable[None]] | None = None,
+    replayed: bool = True,
+    snapshot: Path | None = None,
 ) -> Conversations:
     """Open the conversation layer over ``substrate`` (a ``substrate.aio`` wrapper
     opened with ``extra_kinds`` including :data:`CONVERSATION_KINDS`).
 
-    The projection is rebuilt from the substrate before this returns. Start
+    The projection is rebuilt from the substrate before this returns, unless
+    ``replayed`` is False: then the caller passes :meth:`Conversations.replaying` to
+    :func:`solace.projections.replay` with the other projections it opens. Start
     :meth:`Conversations.run` in a nursery for evaluations and debounce timers.
     ``on_appended`` receives every batch this layer appends, after it is folded in:
     the runtime delivers it to the agents with the same routing a rebuild replays.
+    ``snapshot``: where the projection is kept across restarts
+    (:meth:`Conversations.snapshot` writes it); when it holds a usable snapshot,
+    only the layer's events after its checkpoint are folded.
     """
     conv = Conversations(
         store=EventStore(substrate), config=config, llm=llm, embedder=embedder,
         tokenizer=tokenizer, guard=guard, offloader=offloader, clock=clock,
-        working_memory=working_memory, on_appended=on_appended,
+        working_memory=working_memory, on_appended=on_appended, snapshot=snapshot,
     )
-    await conv.rebuild()
+    if snapshot is not None:
+        conv.kept = await offloader.run(functools.partial(
+            read_snapshot, snapshot, ring=substrate.key_ring, last_id=int(substrate.last_id)))
+    if replayed:
+        await conv.rebuild()
     return conv
 
 
@@ -94,8 +109,12 @@ class Conversations:
         clock: Clock,
         working_memory: Callable[[], str] | None = None,
         on_appended: Callable[[Sequence[Appended]], Awaitable[None]] | None = None,
+        snapshot: Path | None = None,
     ) -> None:
         self.store = store
+        self.snapshot_path = snapshot
+        #: The snapshot the next :meth:`replaying` starts from (taken by it).
+        self.kept: tuple[Projection, int] | None = None
         self.on_appended = on_appended
         self.config = config
         self.tokenizer = tokenizer
@@ -130,8 +149,35 @@ class Conversations:
 
     async def rebuild(self) -> None:
         """Replace the projection by a replay of the substrate (caches dropped)."""
-        projection = Projection()
-        projection.apply_all(await self.store.replay())
+        await replay(self.store.substrate, [self.replaying()])
+
+    def replaying(self) -> LayerReplay:
+        """This layer's part of a replay (:func:`solace.projections.replay`): when it
+        finishes, its projection replaces the current one (caches dropped). It starts
+        from the snapshot read at open, if any (once: a later rebuild replays all)."""
+        kept, self.kept = self.kept, None
+        return LayerReplay(self._install, kept=kept)
+
+    async def snapshot(self) -> bool:
+        """Keep the projection for the next open (at ``snapshot``, given to
+        :func:`open_conversations`): taken under the write lock, so it holds every
+        event of this layer up to the log's head at that moment. Returns False when
+        the layer has no snapshot path.
+
+        Raises:
+            solace.sealed.StorageFullError, OSError: not written; the file holds
+            what it held (a cache: the next open replays more).
+        """
+        if self.snapshot_path is None:
+            return False
+        async with self._write_lock:
+            head = int(self.store.substrate.last_id)
+            data = encode(self.projection, head)
+        await self.offloader.run(functools.partial(
+            write_encoded, self.snapshot_path, data, ring=self.store.substrate.key_ring))
+        return True
+
+    def _install(self, projection: Projection) -> None:
         self.projection = projection
         self.memory_cache = MemoryCache()
         self._evaluator = self.lifecycle.evaluator = self._make_evaluator()

@@ -8,14 +8,14 @@ injected clock and are passed explicitly, so a replayed event equals the live on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from solace.conversation.events import REPLAYED_KINDS, Appended, Draft
-from solace.conversation.projection import is_conversation_event
+from solace.conversation.projection import Projection, is_conversation_event
 from substrate import Event, NewEvent
 
-__all__ = ["AsyncSubstrate", "EventStore"]
+__all__ = ["AsyncSubstrate", "EventStore", "LayerReplay"]
 
 
 class AsyncSubstrate(Protocol):
@@ -23,13 +23,42 @@ class AsyncSubstrate(Protocol):
 
     async def append_many(self, items: Sequence[NewEvent]) -> list[int]: ...
 
+    @property
+    def last_id(self) -> int: ...
+
     async def scan(
         self,
         agent: str | None = None,
         kind: str | None = None,
         since_id: int | None = None,
         until_ts: float | None = None,
+        *,
+        kinds: Iterable[str] | Mapping[str, int] | None = None,
     ) -> list[Event]: ...
+
+
+class LayerReplay:
+    """The conversation layer as a :class:`~solace.projections.Projection`: a
+    :class:`~solace.conversation.projection.Projection` (empty, or a kept snapshot)
+    folded from the layer's events after its checkpoint, handed to ``install`` when
+    the replay is complete."""
+
+    name = "conversation layer"
+    kinds: frozenset[str] = frozenset(REPLAYED_KINDS)
+
+    def __init__(self, install: Callable[[Projection], None], *,
+                 kept: tuple[Projection, int] | None = None) -> None:
+        """``kept``: a snapshot and its checkpoint to fold the tail onto (None: the
+        whole log is folded into an empty projection)."""
+        self._projection, self.checkpoint = kept if kept is not None else (Projection(), 0)
+        self._install = install
+
+    def apply(self, event: Event) -> None:
+        if is_conversation_event(event):
+            self._projection.apply(event)
+
+    async def finish(self, head: int) -> None:
+        self._install(self._projection)
 
 
 class EventStore:
@@ -58,11 +87,5 @@ class EventStore:
 
     async def replay(self, since_id: int | None = None) -> list[Event]:
         """Every event of this layer after ``since_id``, ascending by entry id."""
-        found: list[Event] = []
-        for kind in REPLAYED_KINDS:
-            found.extend(
-                e for e in await self.substrate.scan(kind=kind, since_id=since_id)
-                if is_conversation_event(e)
-            )
-        found.sort(key=lambda e: e.entry_id)
-        return found
+        return [e for e in await self.substrate.scan(since_id=since_id, kinds=REPLAYED_KINDS)
+                if is_conversation_event(e)]

@@ -66,10 +66,13 @@ __all__ = [
 ]
 
 
-async def open_fact_memory(*, facts_dir: str | Path, substrate: Any, **kwargs: Any) -> FactMemory:
+async def open_fact_memory(*, facts_dir: str | Path, substrate: Any, replayed: bool = True,
+                           **kwargs: Any) -> FactMemory:
     """Open the fact memory of a home: its key vault in ``facts_dir`` (the home's
     ``facts/``), its projection replayed from ``substrate`` (opened with the
-    ``memfact`` kind). ``kwargs`` are :class:`FactMemory`'s other arguments.
+    ``memfact`` kind) unless ``replayed`` is False (the caller then passes
+    :meth:`FactMemory.replaying` to :func:`solace.projections.replay` with the other
+    projections it opens). ``kwargs`` are :class:`FactMemory`'s other arguments.
 
     Raises:
         FactsDisabledError: ``[facts] enabled = false`` in ``kwargs["config"]``.
@@ -78,4 +81,6 @@ async def open_fact_memory(*, facts_dir: str | Path, substrate: Any, **kwargs: A
     if not config.facts.enabled:
         raise FactsDisabledError("fact memory is switched off ([facts] enabled = false)")
     vault = KeyVault(facts_dir, substrate.key_ring)
+    if not replayed:
+        return FactMemory(substrate=substrate, vault=vault, **kwargs)
     return await FactMemory.open(substrate=substrate, vault=vault, **kwargs)

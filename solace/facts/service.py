@@ -55,6 +55,7 @@ from solace.models.guard import Guard
 from solace.models.llm import LLM
 from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
+from solace.projections import replay
 from solace.validation import InvalidObservationError, check_text
 
 __all__ = ["MAX_FACT_CHARS", "FactMemory", "check_memory_id"]
@@ -83,6 +84,25 @@ def _check_fact(text: object, importance: object) -> tuple[str, float]:
             or not 0.0 <= float(importance) <= 1.0:
         raise InvalidFactError(f"importance must be a number in [0, 1], got {importance!r}")
     return text, float(importance)
+
+
+class FactReplay:
+    """Fact memory as a :class:`~solace.projections.Projection` (``FactMemory.replaying``)."""
+
+    name = "fact memory"
+    kinds = frozenset({ev.FACT_KIND})
+
+    def __init__(self, memory: FactMemory) -> None:
+        self._memory = memory
+        self.checkpoint = memory.projection.last_entry_id
+        self._events: list[Any] = []
+
+    def apply(self, event: Any) -> None:
+        self._events.append(event)
+
+    async def finish(self, head: int) -> None:
+        memory, events, self._events = self._memory, self._events, []
+        memory.projection.apply_all(await memory._offloader.run(memory._opened, events))
 
 
 class FactMemory:
@@ -124,11 +144,14 @@ class FactMemory:
 
     async def catch_up(self) -> int:
         """Fold in every ``memfact`` event after the last one seen; returns how many."""
-        found = await self._store.substrate.scan(kind=ev.FACT_KIND,
-                                                 since_id=self.projection.last_entry_id or None)
-        items = await self._offloader.run(self._opened, found)
-        self.projection.apply_all(items)
-        return len(items)
+        report = await replay(self._store.substrate, [self.replaying()])
+        return report.read
+
+    def replaying(self) -> FactReplay:
+        """This memory's part of a replay (:func:`solace.projections.replay`): the
+        ``memfact`` events after the last one folded in, their texts opened with the
+        vault's keys off the event loop, folded in when the replay finishes."""
+        return FactReplay(self)
 
     def _opened(self, events: Sequence[Any]) -> list[tuple[Any, str | None]]:
         out: list[tuple[Any, str | None]] = []

@@ -57,7 +57,6 @@ from solace.memory.ladder import Ladder, format_raw, rehydrate_text
 from solace.memory.longterm import IndexParams, open_longterm_store
 from solace.memory.rebuild import (
     EXTRA_ID_BASE,
-    FADE_KIND,
     Perceiver,
     fade_attrs,
     rung0_records,
@@ -68,6 +67,7 @@ from solace.memory.working import WorkingTier
 from solace.models.embedder import Embedder
 from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
+from solace.projections import replay
 from solace.sealed import StorageFullError
 from substrate import KeyRing
 
@@ -135,7 +135,8 @@ class AgentMemory(Fading):
         made by another embedder, or newer than the substrate.
 
         (:meth:`opening` then :meth:`finish_opening` do the same in two steps, so that
-        several agents opened together read the substrate once.)
+        every projection opened together reads the substrate once:
+        :class:`~solace.memory.restore.TierProjection`.)
 
         Args:
             agent: the agent's name (author of its fade events).
@@ -162,12 +163,7 @@ class AgentMemory(Fading):
             agent, config=config, memory_config=memory_config, directory=directory,
             substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
             offloader=offloader, clock=clock, perceive=perceive, key_ring=key_ring)
-        if perceive is not None:
-            events = await substrate.scan(since_id=loaded.since)
-        else:
-            events = await substrate.scan(agent=agent, kind=FADE_KIND,
-                                          since_id=loaded.fade_since)
-        await memory.finish_opening(loaded, events)
+        await replay(substrate, [restore.TierProjection(memory, loaded)])
         return memory
 
     @classmethod

@@ -4,9 +4,9 @@
 the agent needs the substrate (:attr:`Loaded.since`); :func:`complete` replays those
 events (:mod:`solace.memory.rebuild`'s :class:`~solace.memory.rebuild.ReplayState`),
 embeds what must be embedded in one batched pass, and hands back the tiers. Between
-the two, the caller reads the substrate once for every agent it opens
-(:func:`solace.assembly.open_memories`: one scan from the smallest ``since`` of all
-of them, not one scan per agent); :func:`restore` does both for one agent alone.
+the two, the substrate is read once for every projection opened together (each
+agent's :class:`TierProjection`, the conversation layer, fact memory, the workspace:
+:func:`solace.projections.replay`, from the smallest checkpoint of all of them).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
 if TYPE_CHECKING:
     from solace.memory.agent_memory import AgentMemory
 
-__all__ = ["REPLAY_SLACK", "Loaded", "Restored", "complete", "load", "restore", "wanted"]
+__all__ = ["REPLAY_SLACK", "Loaded", "Restored", "TierProjection", "complete", "load", "wanted"]
 
 log = logging.getLogger(__name__)
 
@@ -170,15 +170,44 @@ async def complete(memory: AgentMemory, loaded: Loaded, events: Sequence[Any]) -
                     loaded.reason, replayed)
 
 
-async def restore(memory: AgentMemory) -> Restored:
-    """:func:`load`, this agent's own scan of the substrate, :func:`complete`."""
-    loaded = await load(memory)
-    if memory.perceive is not None:
-        events = await memory.substrate.scan(since_id=loaded.since)
-    else:
-        events = await memory.substrate.scan(agent=memory.agent, kind=FADE_KIND,
-                                             since_id=loaded.fade_since)
-    return await complete(memory, loaded, events)
+class TierProjection:
+    """An agent's tiers as a :class:`~solace.projections.Projection`: its snapshot as
+    loaded, the events after it collected by ``apply``, replayed and embedded in one
+    batch by ``finish`` (``AgentMemory.finish_opening``).
+
+    Args:
+        memory, loaded: the memory and its snapshot (``AgentMemory.opening``).
+        perceived: the kinds its perceiver ingests (None: every kind); its own fade
+            events are read either way.
+        into: where ``finish`` files the opened memory (agent name -> memory).
+    """
+
+    def __init__(self, memory: AgentMemory, loaded: Loaded, *,
+                 perceived: frozenset[str] | None = None,
+                 into: dict[str, Any] | None = None) -> None:
+        self.memory, self.loaded, self.into = memory, loaded, into
+        self.kinds: frozenset[str] | None = frozenset({FADE_KIND})
+        if memory.perceive is not None:
+            self.kinds = None if perceived is None else self.kinds | perceived
+        self.events: list[Any] = []
+
+    @property
+    def name(self) -> str:
+        return f"{self.memory.agent}'s tiers"
+
+    @property
+    def checkpoint(self) -> int:
+        return self.loaded.since
+
+    def apply(self, event: Any) -> None:
+        if wanted(self.memory, self.loaded, event):
+            self.events.append(event)
+
+    async def finish(self, head: int) -> None:
+        events, self.events = self.events, []
+        await self.memory.finish_opening(self.loaded, events)
+        if self.into is not None:
+            self.into[self.memory.agent] = self.memory
 
 
 async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any],

@@ -32,6 +32,7 @@ import trio
 from solace.config.schema import Config
 from solace.conversation.store import EventStore
 from solace.offload import Offloader
+from solace.projections import replay
 from solace.sealed import write_private
 from solace.workspace import files as fs
 from solace.workspace.daily import LEDGER_KINDS, Ledger, render_day
@@ -68,6 +69,25 @@ class _Clock(Protocol):
 
 class _Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class WorkspaceReplay:
+    """The workspace as a :class:`~solace.projections.Projection` (``Workspace.replaying``)."""
+
+    name = "workspace"
+    kinds = frozenset(SOURCE_KINDS)
+
+    def __init__(self, workspace: Workspace, render_all: bool) -> None:
+        self._workspace, self._render_all = workspace, render_all
+        self.checkpoint = workspace._scanned
+        self._events: list[Any] = []
+
+    def apply(self, event: Any) -> None:
+        self._events.append(event)
+
+    async def finish(self, head: int) -> None:
+        events, self._events = self._events, []
+        await self._workspace._opened(events, head, self._render_all)
 
 
 class Workspace:
@@ -109,7 +129,7 @@ class Workspace:
     async def open(cls, home_dir: str | Path, config: Config, substrate: Any, clock: _Clock, *,
                    facts: Any = None, embedder: _Embedder | None = None, tokenizer: Any = None,
                    offloader: Offloader | None = None, llm: Any = None, guard: Any = None,
-                   render_all: bool = True) -> Workspace:
+                   render_all: bool = True, replayed: bool = True) -> Workspace:
         """Open (creating it on first use) the workspace of the home at ``home_dir``.
 
         Creates SOUL.md, USER.md and AGENTS.md from their templates if missing, replays
@@ -123,6 +143,9 @@ class Workspace:
             embedder: for MEMORY.md's classification (the runtime's embedder).
             tokenizer: the token counter (default :class:`WordPieceTokenizer`).
             llm, guard: roll-ups by the LLM when ``summary_mode = "llm"``.
+            replayed: False leaves the replay to the caller, who passes
+                :meth:`replaying` to :func:`solace.projections.replay` with the other
+                projections it opens (one read of the substrate for all of them).
 
         Raises:
             WorkspaceDisabledError: ``[workspace] enabled = false``.
@@ -147,11 +170,23 @@ class Workspace:
                  offloader=offloader, llm=llm, guard=guard, state=state or WorkspaceState())
         async with ws._lock:
             await ws._create_identity_files()
-            await ws._absorb(await ws._scan(), render=False)
-            await ws._reload_locked()
-            if render_all:
-                await ws._render_days(set(ws.ledger.days))
+        if replayed:
+            await replay(substrate, [ws.replaying(render_all=render_all)])
         return ws
+
+    def replaying(self, *, render_all: bool = True) -> WorkspaceReplay:
+        """The opening's part of a replay (:func:`solace.projections.replay`): every
+        event of :data:`SOURCE_KINDS` folded into the ledger, then the human's edits
+        recorded and (``render_all``) every daily log rendered."""
+        return WorkspaceReplay(self, render_all)
+
+    async def _opened(self, events: list[Any], head: int, render_all: bool) -> None:
+        async with self._lock:
+            await self._absorb(events, render=False)
+            self._scanned = max(self._scanned, head)
+            await self._reload_locked()
+            if render_all:
+                await self._render_days(set(self.ledger.days))
 
     async def _create_identity_files(self) -> None:
         writes = [(name, text) for name, text in TEMPLATES.items()
@@ -166,9 +201,8 @@ class Workspace:
         head read *before* scanning, and is kept apart from :meth:`on_events`: an event
         delivered early never makes a scan skip an older one it was not given."""
         top = self._substrate.last_id
-        found: list[Any] = []
-        for kind in SOURCE_KINDS:
-            found.extend(await self._substrate.scan(kind=kind, since_id=self._scanned or None))
+        found: list[Any] = await self._substrate.scan(since_id=self._scanned or None,
+                                                      kinds=SOURCE_KINDS)
         self._scanned = top
         return found
 
