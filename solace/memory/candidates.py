@@ -1,7 +1,8 @@
 """One agent's side of retrieval: what its two tiers offer a query.
 
 :class:`Retriever` keeps two BM25 indexes beside the agent's tiers, brought in line
-with them at each query (records change as they fade, merge and move):
+with them at each query by the records that changed since the last one (records
+change as they fade, merge and move; :mod:`~solace.memory.tier_view`):
 
 * **records** — every record of both tiers, by its text; a rung-3 record (an
   embedding and tags) by its tags plus its rehydrated form, the text it would have
@@ -39,7 +40,6 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -50,6 +50,14 @@ from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
 from solace.memory.retrieval_forms import Forms
+from solace.memory.tier_view import (
+    TierVersions,
+    TierView,
+    changed_between,
+    follow_view,
+    take_view,
+    versions_of,
+)
 
 __all__ = ["Rehydrate", "Retriever", "TierView"]
 
@@ -62,28 +70,6 @@ T = TypeVar("T")
 # 0.40-0.59; at 2,048 the search (0.75-0.78 ms) costs as much as the hop, and would
 # hold the loop that long.
 INLINE_SEARCH_MAX = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class TierView:
-    """Both tiers of one agent as they were at one instant, with what a query needs.
-
-    Attributes:
-        records: every record of both tiers by id (long-term's if one is mid-move and
-            in both). working: the working records, in row order.
-        working_matrix: their embeddings, row-aligned (a copy).
-        longterm: ids of the long-term records; longterm_ids: the same, a sorted array.
-        owners: unit entry id -> the multi-event record holding it.
-        forms: rung-3 record id -> (injected text, tokens).
-    """
-
-    records: dict[int, MemoryRecord]
-    working: tuple[MemoryRecord, ...]
-    working_matrix: np.ndarray
-    longterm: frozenset[int]
-    longterm_ids: np.ndarray
-    owners: dict[int, MemoryRecord]
-    forms: dict[int, tuple[str, int]]
 
 
 class Retriever:
@@ -134,12 +120,13 @@ class Retriever:
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
-        # The view's owners it was built for, the unit ids with a vector, their rows in
-        # the vector store, and the store's size then (a new vector may be a unit's).
-        self._unit_rows: tuple[dict[int, MemoryRecord], int, np.ndarray, np.ndarray] | None \
-            = None
-        # The last view and the tiers' (identity, version) it was taken at.
-        self._view: tuple[tuple[int, int, int, int], TierView] | None = None
+        # The view's unit ids it was built for, the store's size then (a new vector may
+        # be a unit's), the unit ids with a vector and their rows in the vector store.
+        self._unit_rows: tuple[np.ndarray, int, np.ndarray, np.ndarray] | None = None
+        # The last view and the tiers' (identity, version) it was taken at; the view
+        # the BM25 indexes hold (a concurrent query may have synced them to another).
+        self._view: tuple[TierVersions, TierView] | None = None
+        self._indexed: tuple[TierVersions, TierView] | None = None
         self._records = LexicalIndex()
         self._units = LexicalIndex()
         # record_id -> (entry_ids, rehydrated text, tokens), for rung-3 records
@@ -237,42 +224,57 @@ class Retriever:
 
         While neither tier has changed since the last view (their ``version``s), that
         view is returned as it is, without awaiting: the indexes are still in line with
-        it. Otherwise one is built, and the records, units and their forms are indexed.
+        it. Otherwise the last view is followed by the records that changed since
+        (:func:`~solace.memory.tier_view.follow_view`: work in proportion to them), or,
+        when the tiers' change logs do not reach back that far, a view is taken of
+        every record; only the changed records' forms and units are built and indexed.
 
         Returns:
             The :class:`TierView` the query works from.
         """
-        key = (id(self.memory.working), self.memory.working.version,
-               id(self.memory.longterm), self.memory.longterm.version)
-        if self._view is not None and self._view[0] == key:
-            return self._view[1]
-        working = self.memory.working.records()
-        _ids, matrix = self.memory.working.embeddings()  # row-aligned with ``working``
-        longterm = list(self.memory.longterm.records())
-        records: dict[int, MemoryRecord] = {r.record_id: r for r in working}
-        records.update((r.record_id, r) for r in longterm)
-        owners = {e: r for r in records.values() if len(r.entry_ids) > 1 for e in r.entry_ids}
-        view = TierView(
-            records=records,
-            working=tuple(working),
-            working_matrix=matrix.copy(),  # a view of live columns: copied before awaiting
-            longterm=frozenset(r.record_id for r in longterm),
-            longterm_ids=np.sort(np.array([r.record_id for r in longterm], dtype=np.int64)),
-            owners=owners,
-            forms={},
-        )
-        view.forms.update(await self._build_forms(list(records.values()), set(owners)))
-        docs = {}
-        for rid, record in records.items():
-            docs[rid] = record.text if record.rung < 3 else (
-                record.text + "\n" + view.forms[rid][0]
-            )
-        self._records.sync(docs)
-        self._units.sync({e: self._unit_forms[e][0] for e in owners})
-        for rid in [r for r in self._forms if r not in records]:
-            del self._forms[rid]
+        working, longterm = self.memory.working, self.memory.longterm
+        key = versions_of(working, longterm)
+        last = self._view
+        if last is not None and last[0] == key:
+            return last[1]
+        changed = None if last is None else changed_between(working, longterm, last[0], key)
+        if changed is None:
+            view = take_view(working, longterm)
+            todo, units = list(view.records.values()), set(view.owners)
+        else:
+            view, todo = follow_view(last[1], working, longterm, changed)  # type: ignore[index]
+            units = {e for r in todo for e in r.entry_ids if view.owners.get(e) is r}
+        view.forms.update(await self._build_forms(todo, units))
+        self._sync_indexes(key, view)
         self._view = (key, view)
         return view
+
+    def _sync_indexes(self, key: TierVersions, view: TierView) -> None:
+        """Make both BM25 indexes hold exactly ``view``'s records and units: by the
+        records changed between the view they hold and this one, or in full."""
+        working, longterm = self.memory.working, self.memory.longterm
+        held = self._indexed
+        changed = None if held is None else changed_between(working, longterm, held[0], key)
+        if changed is None:
+            self._records.sync({rid: _doc(view, r) for rid, r in view.records.items()})
+            self._units.sync({e: self._unit_forms[e][0] for e in view.owners})
+            for rid in [r for r in self._forms if r not in view.records]:
+                del self._forms[rid]
+        else:
+            before = held[1]  # type: ignore[index]
+            for rid in changed:
+                record = view.records.get(rid)
+                if record is None:
+                    self._records.remove(rid)
+                    self._forms.pop(rid, None)
+                else:
+                    self._records.add(rid, _doc(view, record))
+                for e in (*_units_of(before.records.get(rid)), *_units_of(record)):
+                    if e in view.owners:
+                        self._units.add(e, self._unit_forms[e][0])
+                    else:
+                        self._units.remove(e)
+        self._indexed = (key, view)
 
     # ----------------------------------------------------------- gather
 
@@ -378,18 +380,17 @@ class Retriever:
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
-    def _unit_rows_of(self, owners: dict[int, MemoryRecord]) -> tuple[np.ndarray, np.ndarray]:
-        """The units with an event vector (ids ascending) and their rows in the store,
-        worked out again only when the units or the store change."""
+    def _unit_rows_of(self, view: TierView) -> tuple[np.ndarray, np.ndarray]:
+        """The view's units with an event vector (ids ascending) and their rows in the
+        store, worked out again only when the units or the store change."""
         size = len(self.vectors)
-        if self._unit_rows is not None and self._unit_rows[0] is owners \
-                and self._unit_rows[1] == size:
-            return self._unit_rows[2], self._unit_rows[3]
-        ids = np.fromiter(sorted(owners), dtype=np.int64, count=len(owners))
-        rows = self.vectors.rows_of(ids)
+        cached = self._unit_rows
+        if cached is not None and cached[0] is view.unit_ids and cached[1] == size:
+            return cached[2], cached[3]
+        rows = self.vectors.rows_of(view.unit_ids)
         held = rows >= 0
-        order, rows = ids[held], rows[held]
-        self._unit_rows = (owners, size, order, rows)
+        order, rows = view.unit_ids[held], rows[held]
+        self._unit_rows = (view.unit_ids, size, order, rows)
         return order, rows
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
@@ -397,7 +398,7 @@ class Retriever:
                          include_private: bool, allowed: Collection[int],
                          known: frozenset[int]) -> list[Candidate]:
         owners = view.owners
-        order, rows = self._unit_rows_of(owners)
+        order, rows = self._unit_rows_of(view)
         sims = (self.vectors.similarities(vector)[rows] if len(order)
                 else np.zeros(0, dtype=np.float32))
         lexical_ids, lexical_scores = lexical
@@ -434,6 +435,19 @@ class Retriever:
                                  sim, by_id.get(eid, 0.0) / ceiling, text, tokens, (eid,),
                                  unit=True))
         return out
+
+
+def _doc(view: TierView, record: MemoryRecord) -> str:
+    """What BM25 indexes a record by: its text; a rung-3 record's tags and its form."""
+    if record.rung < 3:
+        return record.text
+    return record.text + "\n" + view.forms[record.record_id][0]
+
+
+def _units_of(record: MemoryRecord | None) -> tuple[int, ...]:
+    if record is None or len(record.entry_ids) < 2:
+        return ()
+    return tuple(record.entry_ids)
 
 
 def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:

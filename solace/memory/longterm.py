@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import faiss
 import numpy as np
 
+from solace.memory.changes import ChangeLog
 from solace.memory.index import (
     IndexParams,
     add_in_batches,
@@ -63,6 +64,8 @@ class LongTermStore(Protocol):
     #: Changes with every add, replace and remove (retrieval rebuilds what it derives
     #: from the records only when it has moved).
     version: int
+    #: The ids each version bump changed (see :mod:`solace.memory.changes`).
+    changes: ChangeLog
 
     def __len__(self) -> int: ...
     def __contains__(self, record_id: object) -> bool: ...
@@ -113,6 +116,8 @@ class LongTermTier:
         #: Bumped after every add, replace and remove (not by touch): equal versions,
         #: the same records (what retrieval's indexes were built from).
         self.version = 0
+        #: Which records each bump changed (retrieval follows the tier by it).
+        self.changes = ChangeLog()
 
     # ------------------------------------------------------------------ reading
 
@@ -244,6 +249,7 @@ class LongTermTier:
             with self.index_lock:
                 add_in_batches(self._index, vectors, labels)
         self.version += 1
+        self.changes.note(self.version, (r.record_id for r in batch))
 
     def replace(self, record: MemoryRecord) -> MemoryRecord:
         """Put ``record`` in place of the long-term record with the same id; return the old.
@@ -270,6 +276,7 @@ class LongTermTier:
         for tag in record.tags:
             self._tags.setdefault(tag.casefold(), set()).add(rid)
         self.version += 1
+        self.changes.note(self.version, (rid,))
         return old
 
     def remove(self, record_id: int) -> MemoryRecord:
@@ -287,6 +294,7 @@ class LongTermTier:
         self._untag(record)
         self._tombstones += 1  # its vector stays in FAISS, unreachable (see module doc)
         self.version += 1
+        self.changes.note(self.version, (record_id,))
         return record
 
     def _untag(self, record: MemoryRecord) -> None:

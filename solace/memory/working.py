@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from solace.memory.changes import ChangeLog
 from solace.memory.fade import FadeColumns
 from solace.memory.record import MemoryRecord, check_record
 
@@ -46,6 +47,8 @@ class WorkingTier:
         #: Bumped by every add, replace and remove (not by touch): equal versions,
         #: the same records (what retrieval's indexes were built from).
         self.version = 0
+        #: Which records each bump changed (retrieval follows the tier by it).
+        self.changes = ChangeLog()
         cap = _INITIAL_CAPACITY
         self._record_id = np.zeros(cap, dtype=np.int64)
         self._rung = np.zeros(cap, dtype=np.int8)
@@ -161,6 +164,7 @@ class WorkingTier:
         self._write_row(n, record)
         self._total += record.tokens
         self.version += 1
+        self.changes.note(self.version, (record.record_id,))
 
     def replace(self, record: MemoryRecord) -> MemoryRecord:
         """Put ``record`` in place of the working record with the same id; return the old.
@@ -176,6 +180,7 @@ class WorkingTier:
         self._write_row(row, record)
         self._total += record.tokens - old.tokens
         self.version += 1
+        self.changes.note(self.version, (record.record_id,))
         return old
 
     def remove(self, record_id: int) -> MemoryRecord:
@@ -197,6 +202,7 @@ class WorkingTier:
         del self._row[record_id]
         self._total -= record.tokens
         self.version += 1
+        self.changes.note(self.version, (record_id,))
         return record
 
     def touch(self, record_id: int, now: float) -> None:
