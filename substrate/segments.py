@@ -4,8 +4,10 @@ The only module that writes segment bytes. Writes are ``os.write`` on an ``O_APP
 descriptor (no userspace buffer), so once :meth:`SegmentFiles.write` returns the bytes
 are in the OS and survive a process crash. A failed write is rolled back (truncated)
 so the files never hold frames the index does not know about. Before each write the tail
-file's size is checked against what this object wrote (one ``fstat``): bytes written by
-anyone else (a second writer) are refused, never appended after, so the chain cannot fork.
+file's size is checked against what this object wrote: bytes written by anyone else (a
+second writer) are refused, never appended after, so the chain cannot fork. The check is
+one ``lseek`` to the end (a fifth of an ``fstat``'s cost on the append path; moving the
+offset changes nothing, since ``O_APPEND`` writes go to the end and reads are ``pread``).
 """
 
 from __future__ import annotations
@@ -109,13 +111,16 @@ class SegmentFiles:
         return fd
 
     def _check_tail(self, fd: int, number: int, size: int) -> None:
-        on_disk = os.fstat(fd).st_size
+        on_disk = os.lseek(fd, 0, os.SEEK_END)
         if on_disk != size:
-            raise SubstrateError(
-                f"{self.path(number)} is {on_disk} bytes but this substrate wrote {size}: "
-                "another process wrote to it (a second writer) or cut it; nothing was "
-                "appended. Close this substrate and reopen it"
-            )
+            raise self._foreign(number, on_disk, size)
+
+    def _foreign(self, number: int, on_disk: int, size: int) -> SubstrateError:
+        return SubstrateError(
+            f"{self.path(number)} is {on_disk} bytes but this substrate wrote {size}: "
+            "another process wrote to it (a second writer) or cut it; nothing was "
+            "appended. Close this substrate and reopen it"
+        )
 
     @property
     def total_bytes(self) -> int:
@@ -131,7 +136,9 @@ class SegmentFiles:
                 fd = self._fds.get(tail)
                 if fd is None:
                     fd = self._fd(tail)
-                self._check_tail(fd, tail, size)
+                on_disk = os.lseek(fd, 0, os.SEEK_END)
+                if on_disk != size:
+                    raise self._foreign(tail, on_disk, size)
                 try:
                     if os.write(fd, frame) != len(frame):
                         raise OSError(errno.EIO, "short write")  # regular files: disk full

@@ -135,3 +135,23 @@ def test_concurrent_always_appends_fsync_at_most_once_each(
         for t in threads:
             t.join()
         assert sub.last_id == 201 and counter.calls - start <= 200  # never more than one each
+
+
+@pytest.mark.parametrize("fsync", ["batch", "never"])
+def test_an_append_is_in_the_file_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync: str
+) -> None:
+    """What survives SIGKILL without an fsync: each frame is handed to the OS (one
+    write, no userspace buffer) before ``append`` returns, so another descriptor sees
+    it at once."""
+    from substrate.frame import frame_spans
+
+    counter = _FsyncCounter(monkeypatch)
+    seg = tmp_path / "seg-000001.sol"
+    with open_substrate(tmp_path, KEY, fsync=fsync, batch_max_events=10**6,  # type: ignore[arg-type]
+                        batch_interval_ms=60_000) as sub:
+        for i in range(1, 51):
+            assert sub.append("Main", "message", f"event {i} " + "x" * i, ts=float(i)) == i
+            data = seg.read_bytes()  # a fresh descriptor: only what the kernel holds
+            assert len(frame_spans(data)) == i and len(data) == sub.stats().bytes
+        assert counter.calls == 0  # no fsync put them there

@@ -113,3 +113,18 @@ def test_frame_spans_walks_an_intact_segment_and_names_damage(tmp_path: Path) ->
     assert sum(size for _, size in spans) == len(segment) - len(MAGIC)
     with pytest.raises(ValueError, match=f"offset {spans[-1][0]}"):
         frame_spans(segment[:-1])
+
+
+def test_a_sealed_frame_is_byte_for_byte_what_earlier_versions_wrote() -> None:
+    """One frame (fixed key, nonce and previous hash) as sealed before the append path
+    was made faster: the format on disk did not change."""
+    from substrate.codec import seal
+    from substrate.crypto import Cipher, KeyRing
+
+    frame, digest = seal(Cipher(KeyRing.single(bytes(range(32)))), 7, 1700000000.5, "Main",
+                         "message", "h\u00e9llo & <world>\n", {"dia_id": "D0:1"},
+                         bytes(range(32, 64)), NONCE)
+    assert len(frame) == 263
+    assert hashlib.sha256(frame).hexdigest() == (
+        "02aabbc156acc853026d9697963127a7880dfd45ae9b5e48353cffa0ca734456")
+    assert digest.hex() == "4b3e3be1520b083560004a31380c3ba79f1562b3b5e142fca7812a6c9d043b22"
