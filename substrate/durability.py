@@ -6,12 +6,14 @@ What an acknowledged append (one that returned) survives, per ``fsync=`` policy:
   started a new segment) before ``append`` returns. Survives a process crash and an OS
   crash or power loss. Concurrent appenders share fsyncs (group commit).
 * ``"batch"`` (default): the frame is handed to the OS with ``os.write`` before
-  ``append`` returns, so it survives a process crash (even SIGKILL). An fsync follows
-  once ``batch_max_events`` events are unsynced, or ``batch_interval_ms`` after the
-  first unsynced write (a background flusher thread covers an idle tail), on segment
-  rotation, and in ``close()``. An OS crash or power loss can lose the events
+  ``append`` returns, so it survives a process crash (even SIGKILL). A background
+  flusher thread fsyncs a quarter of ``batch_interval_ms`` after the first unsynced
+  write, so a steady stream of appends does not wait for the fsyncs; an append still
+  syncs before returning when it finds ``batch_max_events`` events unsynced or the
+  first unsynced write ``batch_interval_ms`` old (the flusher fell behind). Also on
+  segment rotation and in ``close()``. An OS crash or power loss can lose the events
   acknowledged in roughly the last ``batch_interval_ms`` (at most about
-  ``batch_max_events`` of them).
+  ``batch_max_events`` of them; the flusher's earlier fsyncs usually leave fewer).
 * ``"never"``: as ``batch`` but never fsyncs (not even in ``close()``); after an OS crash
   the kernel's writeback decides what survived.
 
@@ -85,6 +87,8 @@ class GroupCommit(Generic[H]):
         self._cv = threading.Condition(lock)
         self._sync_lock = threading.Lock()
         self._interval, self._max_events = interval_s, max_events
+        # the flusher's delay: early enough that it, not an append, usually syncs
+        self._flush_after = interval_s / 4
         self._first_unsynced: float | None = None
         self._stopping = self._stopped = False
         self._flusher: threading.Thread | None = None
@@ -186,7 +190,7 @@ class GroupCommit(Generic[H]):
                     return
                 first = self._first_unsynced
                 assert first is not None  # the wait loop above ends only when it is set
-                delay = first + self._interval - _monotonic()
+                delay = first + self._flush_after - _monotonic()
                 if delay > 0:
                     self._cv.wait(delay)
                     continue

@@ -155,3 +155,32 @@ def test_an_append_is_in_the_file_before_it_returns(
             data = seg.read_bytes()  # a fresh descriptor: only what the kernel holds
             assert len(frame_spans(data)) == i and len(data) == sub.stats().bytes
         assert counter.calls == 0  # no fsync put them there
+
+
+
+def test_the_batch_flusher_syncs_a_quarter_interval_after_the_first_unsynced_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Early enough that under a steady stream the flusher, not an append, does the
+    fsyncs (an append syncs itself only at the full interval or ``batch_max_events``),
+    and still late enough to group the writes of a quarter interval."""
+    import threading
+
+    syncs: list[tuple[str, float]] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".sol"):
+            syncs.append((threading.current_thread().name, time.monotonic()))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_interval_ms=2000) as sub:
+        start = time.monotonic()
+        sub.append("Main", "message", "x", ts=1.0)
+        while not syncs and time.monotonic() < start + 10:
+            time.sleep(0.005)
+        assert syncs, "the flusher never synced"
+        (name, when), = syncs
+        assert name.startswith("substrate-flusher")
+        assert 0.45 <= when - start < 1.5  # 0.5 s: a quarter of the interval
