@@ -116,3 +116,14 @@ def test_a_naming_clause_of_another_subject_or_negated_is_never_apposed() -> Non
     assert "Ana's car is not a VW Golf" in merged and "Ana owns a VW Golf" in merged
     merged = "\n".join(merge(["Ana's car is a VW Golf", "Ana's bike is a VW Golf"]))
     assert "car is a VW Golf" in merged and "bike is a VW Golf" in merged
+
+
+def test_two_single_valued_attributes_are_never_fused_into_one_entry() -> None:
+    import numpy as np
+
+    same = np.ones((2, 4), dtype=np.float32) / 2.0  # cosine 1.0: similarity would join them
+    inputs = ["Marek's partner is Ines", "Marek joined Nestle"]  # partner, employer
+    assert merge_deterministic(inputs, same, threshold=0.7) == inputs
+    inputs = ["Ana always orders oat latte", "Ana's favourite drink is oat latte"]
+    assert merge_deterministic(inputs, same, threshold=0.7) == [
+        "Ana always orders oat latte, Ana's favourite drink"]  # one attribute: joined

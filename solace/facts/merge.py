@@ -9,7 +9,9 @@ dropping the clauses that merely restate another one.
 Facts are grouped when one restates a clause of the other (so a lexical
 restatement is merged even when its vector lands below the threshold), and groups
 join a cluster whose centroid is at least ``threshold`` similar to theirs
-(greedy-centroid, in input order). A clause
+(greedy-centroid, in input order) unless both state single-valued attributes and
+not the same ones: an entry never holds two facts that a later update of one would
+supersede together ("Marek's partner is Ines" / "Marek joined Nestle"). A clause
 *restates* another when its key, the set of its content words (stemmed, with a few
 synonyms of common fact verbs folded together, framing words such as "user" or
 "mentioned" ignored, negation kept as a marker) plus its canonical numbers and
@@ -197,7 +199,11 @@ def _clusters(
     input order, a group joins the existing cluster whose centroid is most similar
     to its own (earliest on a tie) when that cosine is at least ``threshold``, else
     opens a cluster: greedy-centroid, so a chain of pairwise-similar facts about
-    different things does not become one cluster.
+    different things does not become one cluster. A group and a cluster that both
+    state single-valued attributes (:func:`_subjects`) join only if they state the
+    same ones, so two facts a later update would replace separately ("Marek's
+    partner is Ines" / "Marek joined Nestle") are never fused into one entry that
+    an update of either would replace whole.
     """
     parent = list(range(len(inputs)))
 
@@ -218,20 +224,32 @@ def _clusters(
     rows = np.asarray(vectors, dtype=np.float64)
     clusters: list[list[int]] = []
     sums: list[np.ndarray] = []
+    kinds: list[frozenset[tuple[str, str]]] = []
     for group in sorted(lexical.values(), key=lambda g: g[0]):
         total = rows[group].sum(axis=0)
+        kind = _subjects(c for i in group for c in by_owner[i])
         best, best_cosine = -1, threshold
         for index, other in enumerate(sums):
+            if kind and kinds[index] and kinds[index] != kind:
+                continue
             cosine = _cosine(total, other)
             if cosine >= best_cosine and (best < 0 or cosine > best_cosine):
                 best, best_cosine = index, cosine
         if best < 0:
             clusters.append(list(group))
             sums.append(total)
+            kinds.append(kind)
         else:
             clusters[best].extend(group)
             sums[best] = sums[best] + total
+            kinds[best] = kinds[best] | kind
     return sorted((sorted(c) for c in clusters), key=lambda c: c[0])
+
+
+def _subjects(clauses: Iterable[_Clause]) -> frozenset[tuple[str, str]]:
+    """The (subject, single-valued attribute) pairs the clauses state: what a later
+    update of any of them replaces (:mod:`solace.facts.classify`'s same subject)."""
+    return frozenset((c.who, attribute) for c in clauses for attribute in c.attributes)
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
