@@ -23,7 +23,7 @@ from solace.config import Config
 from solace.home import Home
 from solace.memory.candidates import Retriever
 from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
-from solace.memory.restore import TierProjection
+from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
 from solace.offload import Offloader
 from solace.projections import Projection, ReplayReport, replay
@@ -115,9 +115,9 @@ async def open_projections(
             :func:`~solace.conversation.open_conversations`).
     """
     from solace.conversation import open_conversations
-    from solace.facts.service import FactReplay
+    from solace.facts.service import FACTS_PROJECTION
     from solace.memory.agent_memory import AgentMemory
-    from solace.workspace.service import WorkspaceReplay
+    from solace.workspace.service import WORKSPACE_PROJECTION
 
     projections: list[Projection] = []
     for name in ACTORS:
@@ -127,8 +127,8 @@ async def open_projections(
             embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
             clock=clock, perceive=functools.partial(perceptions_for, name),
         )
-        projections.append(TierProjection(memory, loaded, perceived=PERCEIVED_KINDS,
-                                          into=memories))
+        projections.append(tier_projection(memory, loaded, perceived=PERCEIVED_KINDS,
+                                           into=memories))
     conversations = await open_conversations(
         substrate=substrate, config=config.conversation, llm=models.llm,
         embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,
@@ -145,12 +145,12 @@ async def open_projections(
     if workspace is not None:
         projections.append(workspace.replaying())
     report = await replay(substrate, projections,
-                          optional=(FactReplay.name, WorkspaceReplay.name))
-    if FactReplay.name in report.failed:
+                          optional=(FACTS_PROJECTION, WORKSPACE_PROJECTION))
+    if FACTS_PROJECTION in report.failed:
         facts = None
         if workspace is not None:
             workspace.facts = None
-    if WorkspaceReplay.name in report.failed:
+    if WORKSPACE_PROJECTION in report.failed:
         workspace = None
     log.info("opened %d projections with one replay: %d events read after entry %d",
              len(projections), report.read, report.since)

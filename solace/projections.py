@@ -25,13 +25,13 @@ given (a projection that reads another's state in ``finish`` is listed after it)
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from substrate import Event
 
-__all__ = ["Projection", "ProjectionSource", "ReplayReport", "replay"]
+__all__ = ["Batched", "Projection", "ProjectionSource", "ReplayReport", "replay"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,28 @@ class Projection(Protocol):
         """Complete the replay: every event of its kinds up to ``head`` (the log's
         last id when it was read) has been applied."""
         ...
+
+
+class Batched:
+    """A :class:`Projection` that folds its events in one batch: ``apply`` keeps each
+    event (those ``keep`` accepts, default all), ``finish`` hands them, in id order,
+    with the head to ``fold`` (where decrypting, embedding or rendering them together
+    is cheaper than one by one)."""
+
+    def __init__(self, name: str, kinds: frozenset[str] | None, checkpoint: int,
+                 fold: Callable[[list[Event], int], Awaitable[None]], *,
+                 keep: Callable[[Event], bool] | None = None) -> None:
+        self.name, self.kinds, self.checkpoint = name, kinds, int(checkpoint)
+        self._fold, self._keep = fold, keep
+        self._events: list[Event] = []
+
+    def apply(self, event: Event) -> None:
+        if self._keep is None or self._keep(event):
+            self._events.append(event)
+
+    async def finish(self, head: int) -> None:
+        events, self._events = self._events, []
+        await self._fold(events, head)
 
 
 class ProjectionSource(Protocol):

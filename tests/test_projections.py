@@ -114,3 +114,19 @@ async def test_no_projection_reads_nothing() -> None:
     source = Source(LOG)
     report = await replay(source, [])
     assert source.scans == [] and report.read == 0
+
+
+async def test_a_batched_projection_folds_what_it_keeps_once_with_the_head() -> None:
+    from solace.projections import Batched
+
+    source = Source(LOG)
+    folded: list[tuple[list[int], int]] = []
+
+    async def fold(events: list[Event], head: int) -> None:
+        folded.append(([e.entry_id for e in events], head))
+
+    batched = Batched("tiers", frozenset({"message", "fade"}), 1, fold,
+                      keep=lambda e: e.kind == "fade" or e.entry_id > 4)
+    report = await replay(source, [batched])
+    assert folded == [([2, 5, 6], 8)]
+    assert report.applied == {"tiers": 3}

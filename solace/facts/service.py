@@ -55,7 +55,7 @@ from solace.models.guard import Guard
 from solace.models.llm import LLM
 from solace.models.tokenizer import Tokenizer
 from solace.offload import Offloader
-from solace.projections import replay
+from solace.projections import Batched, replay
 from solace.validation import InvalidObservationError, check_text
 
 __all__ = ["MAX_FACT_CHARS", "FactMemory", "check_memory_id"]
@@ -86,23 +86,8 @@ def _check_fact(text: object, importance: object) -> tuple[str, float]:
     return text, float(importance)
 
 
-class FactReplay:
-    """Fact memory as a :class:`~solace.projections.Projection` (``FactMemory.replaying``)."""
-
-    name = "fact memory"
-    kinds = frozenset({ev.FACT_KIND})
-
-    def __init__(self, memory: FactMemory) -> None:
-        self._memory = memory
-        self.checkpoint = memory.projection.last_entry_id
-        self._events: list[Any] = []
-
-    def apply(self, event: Any) -> None:
-        self._events.append(event)
-
-    async def finish(self, head: int) -> None:
-        memory, events, self._events = self._memory, self._events, []
-        memory.projection.apply_all(await memory._offloader.run(memory._opened, events))
+#: The name fact memory's part of a replay goes by (:meth:`FactMemory.replaying`).
+FACTS_PROJECTION = "fact memory"
 
 
 class FactMemory:
@@ -147,11 +132,15 @@ class FactMemory:
         report = await replay(self._store.substrate, [self.replaying()])
         return report.read
 
-    def replaying(self) -> FactReplay:
+    def replaying(self) -> Batched:
         """This memory's part of a replay (:func:`solace.projections.replay`): the
         ``memfact`` events after the last one folded in, their texts opened with the
         vault's keys off the event loop, folded in when the replay finishes."""
-        return FactReplay(self)
+        return Batched(FACTS_PROJECTION, frozenset({ev.FACT_KIND}),
+                       self.projection.last_entry_id, self._fold_replayed)
+
+    async def _fold_replayed(self, events: list[Any], head: int) -> None:
+        self.projection.apply_all(await self._offloader.run(self._opened, events))
 
     def _opened(self, events: Sequence[Any]) -> list[tuple[Any, str | None]]:
         out: list[tuple[Any, str | None]] = []

@@ -136,7 +136,7 @@ class AgentMemory(Fading):
 
         (:meth:`opening` then :meth:`finish_opening` do the same in two steps, so that
         every projection opened together reads the substrate once:
-        :class:`~solace.memory.restore.TierProjection`.)
+        :func:`~solace.memory.restore.tier_projection`.)
 
         Args:
             agent: the agent's name (author of its fade events).
@@ -163,7 +163,7 @@ class AgentMemory(Fading):
             agent, config=config, memory_config=memory_config, directory=directory,
             substrate=substrate, ladder=ladder, embedder=embedder, tokenizer=tokenizer,
             offloader=offloader, clock=clock, perceive=perceive, key_ring=key_ring)
-        await replay(substrate, [restore.TierProjection(memory, loaded)])
+        await replay(substrate, [restore.tier_projection(memory, loaded)])
         return memory
 
     @classmethod

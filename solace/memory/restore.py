@@ -5,7 +5,7 @@ the agent needs the substrate (:attr:`Loaded.since`); :func:`complete` replays t
 events (:mod:`solace.memory.rebuild`'s :class:`~solace.memory.rebuild.ReplayState`),
 embeds what must be embedded in one batched pass, and hands back the tiers. Between
 the two, the substrate is read once for every projection opened together (each
-agent's :class:`TierProjection`, the conversation layer, fact memory, the workspace:
+agent's :func:`tier_projection`, the conversation layer, fact memory, the workspace:
 :func:`solace.projections.replay`, from the smallest checkpoint of all of them).
 """
 
@@ -32,11 +32,12 @@ from solace.memory.rebuild import (
 from solace.memory.record import MemoryRecord
 from solace.memory.references import TOUCH_OP, parse_touch_attrs
 from solace.memory.snapshot import Snapshot, SnapshotError, read_snapshot
+from solace.projections import Batched
 
 if TYPE_CHECKING:
     from solace.memory.agent_memory import AgentMemory
 
-__all__ = ["REPLAY_SLACK", "Loaded", "Restored", "TierProjection", "complete", "load", "wanted"]
+__all__ = ["REPLAY_SLACK", "Loaded", "Restored", "complete", "load", "tier_projection", "wanted"]
 
 log = logging.getLogger(__name__)
 
@@ -170,44 +171,30 @@ async def complete(memory: AgentMemory, loaded: Loaded, events: Sequence[Any]) -
                     loaded.reason, replayed)
 
 
-class TierProjection:
+def tier_projection(memory: AgentMemory, loaded: Loaded, *,
+                    perceived: frozenset[str] | None = None,
+                    into: dict[str, Any] | None = None) -> Batched:
     """An agent's tiers as a :class:`~solace.projections.Projection`: its snapshot as
-    loaded, the events after it collected by ``apply``, replayed and embedded in one
-    batch by ``finish`` (``AgentMemory.finish_opening``).
+    loaded, the events after it that the agent needs (:func:`wanted`) replayed and
+    embedded in one batch when the replay finishes (``AgentMemory.finish_opening``).
 
     Args:
         memory, loaded: the memory and its snapshot (``AgentMemory.opening``).
         perceived: the kinds its perceiver ingests (None: every kind); its own fade
             events are read either way.
-        into: where ``finish`` files the opened memory (agent name -> memory).
+        into: where the opened memory is filed (agent name -> memory).
     """
+    kinds: frozenset[str] | None = frozenset({FADE_KIND})
+    if memory.perceive is not None:
+        kinds = None if perceived is None else perceived | {FADE_KIND}
 
-    def __init__(self, memory: AgentMemory, loaded: Loaded, *,
-                 perceived: frozenset[str] | None = None,
-                 into: dict[str, Any] | None = None) -> None:
-        self.memory, self.loaded, self.into = memory, loaded, into
-        self.kinds: frozenset[str] | None = frozenset({FADE_KIND})
-        if memory.perceive is not None:
-            self.kinds = None if perceived is None else self.kinds | perceived
-        self.events: list[Any] = []
+    async def fold(events: list[Any], head: int) -> None:
+        await memory.finish_opening(loaded, events)
+        if into is not None:
+            into[memory.agent] = memory
 
-    @property
-    def name(self) -> str:
-        return f"{self.memory.agent}'s tiers"
-
-    @property
-    def checkpoint(self) -> int:
-        return self.loaded.since
-
-    def apply(self, event: Any) -> None:
-        if wanted(self.memory, self.loaded, event):
-            self.events.append(event)
-
-    async def finish(self, head: int) -> None:
-        events, self.events = self.events, []
-        await self.memory.finish_opening(self.loaded, events)
-        if self.into is not None:
-            self.into[self.memory.agent] = self.memory
+    return Batched(f"{memory.agent}'s tiers", kinds, loaded.since, fold,
+                   keep=functools.partial(wanted, memory, loaded))
 
 
 async def _replay(memory: AgentMemory, state: ReplayState, events: Sequence[Any],

@@ -18,6 +18,7 @@ time comes from the injected clock; one lock serialises everything that writes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import Counter
@@ -32,7 +33,7 @@ import trio
 from solace.config.schema import Config
 from solace.conversation.store import EventStore
 from solace.offload import Offloader
-from solace.projections import replay
+from solace.projections import Batched, replay
 from solace.sealed import write_private
 from solace.workspace import files as fs
 from solace.workspace.daily import LEDGER_KINDS, Ledger, render_day
@@ -71,23 +72,8 @@ class _Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-class WorkspaceReplay:
-    """The workspace as a :class:`~solace.projections.Projection` (``Workspace.replaying``)."""
-
-    name = "workspace"
-    kinds = frozenset(SOURCE_KINDS)
-
-    def __init__(self, workspace: Workspace, render_all: bool) -> None:
-        self._workspace, self._render_all = workspace, render_all
-        self.checkpoint = workspace._scanned
-        self._events: list[Any] = []
-
-    def apply(self, event: Any) -> None:
-        self._events.append(event)
-
-    async def finish(self, head: int) -> None:
-        events, self._events = self._events, []
-        await self._workspace._opened(events, head, self._render_all)
+#: The name the workspace's part of a replay goes by (:meth:`Workspace.replaying`).
+WORKSPACE_PROJECTION = "workspace"
 
 
 class Workspace:
@@ -174,13 +160,14 @@ class Workspace:
             await replay(substrate, [ws.replaying(render_all=render_all)])
         return ws
 
-    def replaying(self, *, render_all: bool = True) -> WorkspaceReplay:
+    def replaying(self, *, render_all: bool = True) -> Batched:
         """The opening's part of a replay (:func:`solace.projections.replay`): every
         event of :data:`SOURCE_KINDS` folded into the ledger, then the human's edits
         recorded and (``render_all``) every daily log rendered."""
-        return WorkspaceReplay(self, render_all)
+        return Batched(WORKSPACE_PROJECTION, frozenset(SOURCE_KINDS), self._scanned,
+                       functools.partial(self._opened, render_all=render_all))
 
-    async def _opened(self, events: list[Any], head: int, render_all: bool) -> None:
+    async def _opened(self, events: list[Any], head: int, *, render_all: bool) -> None:
         async with self._lock:
             await self._absorb(events, render=False)
             self._scanned = max(self._scanned, head)
