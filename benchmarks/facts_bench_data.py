@@ -32,11 +32,13 @@ from typing import Any
 __all__ = [
     "DISTRACTORS",
     "SUBJECTS",
+    "CorpusFact",
     "RealSequence",
     "check_phrasings",
     "Subject",
     "TemplatedSequence",
     "compaction_corpus",
+    "compaction_facts",
     "load_real",
     "restatement_stream",
     "templated_sequences",
@@ -346,23 +348,59 @@ def restatement_stream(mentions: int, seed: int, *, start_facts: int = 30,
     return out
 
 
-def compaction_corpus(ids: int, seed: int, *, facts_per_id: int = 6,
-                      restatements: int = 4) -> dict[str, list[str]]:
-    """``ids`` memories, each ``facts_per_id`` distinct facts, each written in up to
-    ``restatements`` different phrasings (a restatement corpus), in a shuffled order."""
+@dataclass(frozen=True, slots=True)
+class CorpusFact:
+    """One distinct fact of the compaction corpus: its question, value and phrasings,
+    and a later value of it stated in its first phrasing (for the update after)."""
+
+    subject: str
+    question: str
+    value: str
+    phrasings: tuple[str, ...]
+    later_value: str = ""
+    later: str = ""
+
+
+def _compaction_ids(ids: int, seed: int, facts_per_id: int,
+                    restatements: int) -> list[tuple[str, list[str], list[CorpusFact]]]:
+    """(memory id, texts in write order, distinct facts) of each corpus id."""
     rng = random.Random(seed)
-    out: dict[str, list[str]] = {}
+    out = []
     for i in range(ids):
         person = PEOPLE[i % len(PEOPLE)]
         subjects = rng.sample(SUBJECTS, facts_per_id)
         texts: list[str] = []
+        facts: list[CorpusFact] = []
         for subject in subjects:
             v = rng.choice(subject.values)
             fill = {"n": person, "t": rng.choice(subject.things), "v": v}
-            texts.extend(p.format(**fill) for p in subject.remember[:restatements])
+            phrasings = tuple(p.format(**fill) for p in subject.remember[:restatements])
+            texts.extend(phrasings)
+            later = next(x for x in subject.values if x != v)  # no draw: the corpus stays
+            facts.append(CorpusFact(subject.name, subject.question.format(**fill), v, phrasings,
+                                    later, subject.remember[0].format(**{**fill, "v": later})))
         rng.shuffle(texts)
-        out[f"compact-{i}"] = texts
+        out.append((f"compact-{i}", texts, facts))
     return out
+
+
+def compaction_corpus(ids: int, seed: int, *, facts_per_id: int = 6,
+                      restatements: int = 4) -> dict[str, list[str]]:
+    """``ids`` memories, each ``facts_per_id`` distinct facts, each written in up to
+    ``restatements`` different phrasings (a restatement corpus), in a shuffled order.
+
+    Templated: the twelve :data:`SUBJECTS`' third-person phrasings (three or four
+    each), one person per id, values drawn from each subject's list."""
+    return {mid: texts for mid, texts, _f in _compaction_ids(ids, seed, facts_per_id,
+                                                             restatements)}
+
+
+def compaction_facts(ids: int, seed: int, *, facts_per_id: int = 6,
+                     restatements: int = 4) -> dict[str, list[CorpusFact]]:
+    """The distinct facts behind :func:`compaction_corpus` (same arguments, same ids):
+    what each id's texts restate, for scoring recall and the one-phrasing floor."""
+    return {mid: facts for mid, _t, facts in _compaction_ids(ids, seed, facts_per_id,
+                                                             restatements)}
 
 
 def check_phrasings(subjects: Sequence[Subject] = SUBJECTS) -> None:

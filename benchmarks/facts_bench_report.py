@@ -82,13 +82,32 @@ def _growth(gr: dict[str, Any]) -> list[str]:
 
 
 def _compaction(co: dict[str, Any]) -> list[str]:
-    lines = []
-    lines.append(f"\n4. Compaction ({co['ids']} ids, {co['written']} writes, "
-                 f"{co['live_before']} live facts before, {co['live_after']} after)")
-    lines.append(f"  tokens {co['tokens_before']} -> {co['tokens_after']}: {co['ratio']}x "
-                 f"(target >= 2x); names/numbers/dates kept {co['salient_kept_pct']} % "
-                 f"(target 100 %)")
-    lines.append(f"  verdicts {co['verdicts']}; counters {co['counters']}")
+    lines = ["\n4. Compaction (templated restatement corpus; tokens of the live facts "
+             "before -> after consolidate; target >= 2x, 100 % of names/numbers/dates)"]
+    lines.append(f"  {'split':<8} {'ids':>3} {'writes':>6} {'distinct':>8} {'facts':>9} "
+                 f"{'tokens':>11} {'ratio':>5} {'floor':>5} {'kept':>6} "
+                 f"{'recall (top_k, top 1)':>27}  verdicts")
+    splits = [co, co["tuning"]] if "tuning" in co else [co]
+    for sp in splits:
+        facts = f"{sp['live_before']}->{sp['live_after']}"
+        tokens = f"{sp['tokens_before']}->{sp['tokens_after']}"
+        recall = (f"{sp['recall_before_pct']}->{sp['recall_after_pct']}"
+                  f" top1 {sp['top1_before_pct']}->{sp['top1_after_pct']}"
+                  if "top1_before_pct" in sp else "-")
+        floor = f"{sp['floor_ratio']}x" if "floor_ratio" in sp else "-"
+        lines.append(f"  {sp.get('split', 'test'):<8} {sp['ids']:>3} {sp['written']:>6} "
+                     f"{sp.get('distinct', '-'):>8} {facts:>9} {tokens:>11} "
+                     f"{str(sp['ratio']) + 'x':>5} {floor:>5} {sp['salient_kept_pct']:>5}% "
+                     f"{recall:>27}  {sp['verdicts']}")
+    for sp in splits:
+        if "update_newest_pct" in sp:
+            lines.append(f"  {sp.get('split', 'test')}: one later update per id: newest value "
+                         f"recalled {sp['update_newest_pct']} %, old only "
+                         f"{sp['update_old_only_pct']} %, the other facts' values still "
+                         f"recalled {sp['update_others_kept_pct']} %")
+    lines.append("  floor: the shortest live phrasing of each distinct fact (an oracle that "
+                 "knows the restatements); recall: % of distinct facts whose value is in "
+                 "recall(question)'s block, before->after")
     return lines
 
 
