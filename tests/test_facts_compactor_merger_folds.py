@@ -127,3 +127,17 @@ def test_two_single_valued_attributes_are_never_fused_into_one_entry() -> None:
     inputs = ["Ana always orders oat latte", "Ana's favourite drink is oat latte"]
     assert merge_deterministic(inputs, same, threshold=0.7) == [
         "Ana always orders oat latte, Ana's favourite drink"]  # one attribute: joined
+
+
+def test_only_the_subject_is_elided_never_its_verb() -> None:
+    inputs = ["Caroline attended an LGBTQ support group", "Caroline attended an art fair"]
+    same = EMBED.embed(["x", "x"])  # one cluster
+    merged = merge_deterministic(inputs, same, threshold=0.5)
+    assert merged == ["Caroline attended an LGBTQ support group; attended an art fair"]
+
+
+def test_a_fold_joins_verbs_never_whole_clauses() -> None:
+    inputs = ["Caroline is researching agencies to provide a home to kids in need",
+              "Caroline sees adoption as a way to give love to kids in need"]
+    merged = "\n".join(merge(inputs))
+    assert "provide a home to kids in need" in merged and "give love to kids in need" in merged

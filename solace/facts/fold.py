@@ -20,9 +20,9 @@ value it repeats):
   oat latte, Ana's favourite drink". The naming clause must be "<owner>'s <one to
   three words> is|are <value>" with no negation, the value a noun phrase as for a
   fold, and the owner the other clause's subject;
-* **elide**: a leading phrase (at most three words) a clause repeats from the clause
-  before it is stated once: "Alice lives in Paris; Alice works at Acme" -> "Alice
-  lives in Paris; works at Acme".
+* **elide**: a subject a clause repeats from the opening of the clause before it is
+  stated once: "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris;
+  works at Acme" (the subject only, never its verb).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ __all__ = ["DETERMINERS", "appose_possessives", "elide_subjects", "fold_shared_f
 
 #: Clause openings that are not an elided subject's verb ("the office ...", "his ...").
 DETERMINERS = frozenset("the a an this that these those his her their its our my your".split())
-_MAX_ELIDED_WORDS = 3
+_MAX_VERB_WORDS = 3  # a fold joins verbs ("looks after"), never whole clauses
 # "<owner>'s <noun, one to three words> is|are <value>": what the value is to its owner.
 _NAMING_RE = re.compile(
     r"^(?P<owner>\S+(?:'s|\u2019s))\s+(?P<noun>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are)\s+"
@@ -71,8 +71,9 @@ def _same(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 def _foldable_middle(words: Sequence[str]) -> bool:
-    """A differing part that may be folded: some words, no name/number/date, no negation."""
-    if not words:
+    """A differing part that may be folded: a verb's few words (one to three), no
+    name/number/date, no negation."""
+    if not words or len(words) > _MAX_VERB_WORDS:
         return False
     text = " ".join(words)
     found = salient(text)
@@ -188,24 +189,42 @@ def appose_possessives(clauses: Sequence[tuple[str, str]]) -> list[tuple[str, st
     return [(text, who) for text, (_t, who) in zip(out, clauses, strict=True) if text]
 
 
-def elide_subjects(texts: Sequence[str]) -> list[str]:
-    """Drop a leading phrase a clause repeats from the clause before it (<= 3 words).
+def elide_subjects(clauses: Sequence[tuple[str, str]]) -> list[str]:
+    """State a subject once: drop a clause's opening subject when the clause before
+    it opens with the same one.
 
-    "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris; works at
-    Acme". The phrase must hold a content word and no negation ("The" alone or
-    "does not like" stay), and at least two words of every clause remain.
+    Args:
+        clauses: ``(text, who)`` pairs in order; who is the clause's subject
+            (casefolded), "" when unknown (such a clause is never elided).
+
+    Returns:
+        The texts, a clause whose first words are its subject's words (or "the"
+        and them), repeated at the opening of the clause before it, without those
+        words: "Alice lives in Paris; Alice works at Acme" -> "Alice lives in Paris;
+        works at Acme". Only the subject: the verb and what follows stay ("Caroline
+        attended an LGBTQ group; Caroline attended a pride parade" keeps "attended
+        a pride parade"), and at least two words of every clause remain.
     """
-    out = list(texts[:1])
-    for prev, text in zip(texts, texts[1:], strict=False):
+    out = [text for text, _who in clauses[:1]]
+    for (prev, _p), (text, who) in zip(clauses, clauses[1:], strict=False):
         a, b = prev.split(), text.split()
-        n = 0
-        while n < min(len(a), len(b), _MAX_ELIDED_WORDS) and a[n].casefold() == b[n].casefold():
-            n += 1
-        while n and (
-            len(b) - n < 2
-            or not content_words(" ".join(b[:n]))
-            or NEGATION_RE.search(" ".join(b[:n]))
-        ):
-            n -= 1
-        out.append(" ".join(b[n:]) if n else text)
+        n = _subject_words(b, who)
+        if n and len(b) - n >= 2 and _same(a[:n], b[:n]):
+            out.append(" ".join(b[n:]))
+        else:
+            out.append(text)
     return out
+
+
+def _subject_words(words: Sequence[str], who: str) -> int:
+    """How many opening words of a clause are its subject ``who`` (0 if they are not)."""
+    if not who:
+        return 0
+    target = who.split()
+    for skip in (0, 1):
+        if skip and words[:1] and words[0].casefold() != "the":
+            break
+        n = skip + len(target)
+        if [w.casefold() for w in words[skip:n]] == target:
+            return n
+    return 0

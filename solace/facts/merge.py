@@ -317,7 +317,7 @@ def merge_deterministic(
         members = [c for i in group for c in by_owner[i]]
         kept = _drop_same_attribute([c for c in members if not _redundant(c, members)])
         written = appose_possessives(fold_shared_frames([(c.text, c.who) for c in kept]))
-        entry = "; ".join(elide_subjects([text for text, _who in written]))
+        entry = "; ".join(elide_subjects(written))
         sources = [inputs[i] for i in group]
         if entry and not lost_salient(sources, [entry]):
             out.append(entry)
