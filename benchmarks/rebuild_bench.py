@@ -54,7 +54,8 @@ from solace.assembly import (  # noqa: E402
     open_fact_memory_or_none,
     open_projections,
 )
-from solace.config import Config, ModelsConfig, SubstrateConfig, WorkspaceConfig  # noqa: E402
+from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
+from solace.config.schema import WorkspaceConfig  # noqa: E402
 from solace.conversation import open_conversations  # noqa: E402
 from solace.home import Home  # noqa: E402
 from solace.locomo import load_locomo  # noqa: E402
