@@ -19,15 +19,16 @@ At every ``--every`` events, and at the end:
 * working tokens against the budget, records per tier, for Main.
 
 At the end: **restart to first recall** (the runtime closed, snapshots, event vectors
-and retrieval forms written, then opened again and asked one question); the same with
-snapshots only (what a restart cost before vectors and forms were kept); and unless
-``--no-rebuild``, the same with every snapshot deleted (a full rebuild from the
-substrate).
+and retrieval forms written, then opened again and asked one question); the same
+without the conversation layer's snapshot (what a restart cost before it was kept);
+unless ``--no-snapshots-only``, with snapshots only (what a restart cost before vectors
+and forms were kept); and unless ``--no-rebuild``, the same with every snapshot
+deleted (a full rebuild from the substrate).
 
 Usage::
 
     python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
-        [--queries 50] [--out FILE] [--png FILE] [--no-rebuild]
+        [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
 rate against events.
@@ -174,6 +175,8 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--no-rebuild", action="store_true")
+    parser.add_argument("--no-snapshots-only", action="store_true",
+                        help="skip the restart without kept vectors and forms (minutes)")
     parser.add_argument("--home", type=Path, default=None,
                         help="build the home here and keep it (default: a temporary one)")
     parser.add_argument("--restart-limit", type=float, default=600.0,
@@ -194,12 +197,19 @@ def main() -> int:
                               args.every)
         restarts = {"snapshots, vectors, forms": trio.run(restart, home, questions[0],
                                                           args.restart_limit)}
-        # What a restart cost before event vectors and retrieval forms were kept (the
-        # first recall embeds every unit and rehydrates every rung-3 record again).
-        shutil.rmtree(home / "memory" / "event-vectors", ignore_errors=True)
-        for kept in (home / "memory").glob(f"*/{FORMS_FILE}"):
-            kept.unlink()
-        restarts["snapshots only"] = trio.run(restart, home, questions[0], args.restart_limit)
+        # What a restart cost before the conversation layer kept its projection: it
+        # folds the whole log again (the restart writes the snapshot back).
+        (home / "memory" / "conversation" / "projection.sealed").unlink(missing_ok=True)
+        restarts["no conversation snapshot"] = trio.run(restart, home, questions[0],
+                                                        args.restart_limit)
+        if not args.no_snapshots_only:
+            # What a restart cost before event vectors and retrieval forms were kept (the
+            # first recall embeds every unit and rehydrates every rung-3 record again).
+            shutil.rmtree(home / "memory" / "event-vectors", ignore_errors=True)
+            for kept in (home / "memory").glob(f"*/{FORMS_FILE}"):
+                kept.unlink()
+            restarts["snapshots only"] = trio.run(restart, home, questions[0],
+                                                  args.restart_limit)
         if not args.no_rebuild:
             shutil.rmtree(home / "memory")
             restarts["full rebuild"] = trio.run(restart, home, questions[0],
