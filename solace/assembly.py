@@ -259,7 +259,7 @@ async def open_fact_memory_or_none(
             facts_dir=home.facts_dir, substrate=substrate, config=config,
             embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
             clock=clock, llm=None if config.models.llm_backend == "none" else models.llm,
-            guard=models.guard, replayed=replayed,
+            guard=models.guard, replayed=replayed, snapshot=home.fact_snapshot,
         )
     except FactsDisabledError:
         log.info("fact memory is switched off ([facts] enabled = false): requests carrying "

@@ -95,6 +95,12 @@ class Home:
         return self.root / "memory" / "conversation" / "projection.sealed"
 
     @property
+    def fact_snapshot(self) -> Path:
+        """Fact memory's projection kept across restarts, each text sealed under its
+        fact's key (:mod:`solace.facts.snapshot`)."""
+        return self.root / "memory" / "facts" / "projection.sealed"
+
+    @property
     def event_vectors_dir(self) -> Path:
         """Where the events' raw-text embeddings are kept across restarts
         (:mod:`solace.memory.event_vectors`)."""

@@ -438,7 +438,7 @@ async def open_runtime(
             try:
                 await _snapshot_all(memories)
                 if opened is not None:
-                    await _keep_conversations(opened.conversations)
+                    await _keep_projections(opened)
                 if vectors is not None:
                     await vectors.save()
             finally:
@@ -457,14 +457,18 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
                       "from the substrate", name, exc)
 
 
-async def _keep_conversations(conversations: Any) -> None:
-    """Snapshot the conversation projection; a failure (a full disk) is logged: the
-    next open replays the layer's events after the older snapshot, or all of them."""
-    try:
-        await conversations.snapshot()
-    except OSError as exc:
-        log.error("conversation snapshot not written (%s); the next open replays more of "
-                  "the substrate", exc)
+async def _keep_projections(opened: Opened) -> None:
+    """Snapshot the conversation layer's and fact memory's projections; a failure (a
+    full disk) is logged: the next open replays the events after the older snapshot,
+    or all of them."""
+    for name, layer in (("conversation", opened.conversations), ("fact memory", opened.facts)):
+        if layer is None:
+            continue
+        try:
+            await layer.snapshot()
+        except OSError as exc:
+            log.error("%s snapshot not written (%s); the next open replays more of the "
+                      "substrate", name, exc)
 
 
 @asynccontextmanager

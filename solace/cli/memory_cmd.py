@@ -172,7 +172,8 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
             facts_dir=home.facts_dir, substrate=sub, config=cfg,
             embedder=embedder, tokenizer=tokenizer,
             offloader=offloader, clock=WallClock(),
-            llm=build_llm(cfg.models) if uses_llm else NoLLM(), guard=Guard(tokenizer=tokenizer))
+            llm=build_llm(cfg.models) if uses_llm else NoLLM(), guard=Guard(tokenizer=tokenizer),
+            snapshot=home.fact_snapshot)  # read, never written here
         from solace.runtime_workspace import following_workspace
 
         async with following_workspace(home, sub, memory, action=args.action, embedder=embedder,

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from solace.conversation.events import REPLAYED_KINDS, Appended, Draft
 from solace.conversation.projection import Projection, is_conversation_event
-from substrate import Event, NewEvent
+from substrate import Event, KeyRing, NewEvent
 
 __all__ = ["AsyncSubstrate", "EventStore", "LayerReplay"]
 
@@ -25,6 +25,9 @@ class AsyncSubstrate(Protocol):
 
     @property
     def last_id(self) -> int: ...
+
+    @property
+    def key_ring(self) -> KeyRing: ...
 
     async def scan(
         self,

@@ -72,7 +72,8 @@ async def open_fact_memory(*, facts_dir: str | Path, substrate: Any, replayed: b
     ``facts/``), its projection replayed from ``substrate`` (opened with the
     ``memfact`` kind) unless ``replayed`` is False (the caller then passes
     :meth:`FactMemory.replaying` to :func:`solace.projections.replay` with the other
-    projections it opens). ``kwargs`` are :class:`FactMemory`'s other arguments.
+    projections it opens). ``kwargs`` are :class:`FactMemory`'s other arguments (with
+    ``snapshot``, the projection starts from the snapshot kept there, if usable).
 
     Raises:
         FactsDisabledError: ``[facts] enabled = false`` in ``kwargs["config"]``.
@@ -82,5 +83,7 @@ async def open_fact_memory(*, facts_dir: str | Path, substrate: Any, replayed: b
         raise FactsDisabledError("fact memory is switched off ([facts] enabled = false)")
     vault = KeyVault(facts_dir, substrate.key_ring)
     if not replayed:
-        return FactMemory(substrate=substrate, vault=vault, **kwargs)
+        memory = FactMemory(substrate=substrate, vault=vault, **kwargs)
+        await memory.load_snapshot()
+        return memory
     return await FactMemory.open(substrate=substrate, vault=vault, **kwargs)

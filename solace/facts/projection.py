@@ -32,6 +32,15 @@ class FactProjection:
         self._facts: dict[str, dict[str, Fact]] = {}
         self.last_entry_id = 0
 
+    @classmethod
+    def restored(cls, facts: Iterable[Fact], last_entry_id: int) -> FactProjection:
+        """A projection holding ``facts`` (in their write order) as a snapshot kept them."""
+        projection = cls()
+        for fact in facts:
+            projection._facts.setdefault(fact.memory_id, {})[fact.fact_id] = fact
+        projection.last_entry_id = last_entry_id
+        return projection
+
     # ------------------------------------------------------------------ reading
     def memory_ids(self, store: str | None = None) -> list[str]:
         """Ids holding at least one fact (any status), optionally only in ``store``."""

@@ -13,10 +13,12 @@ offloader. Time comes from the injected clock.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +51,9 @@ from solace.facts.model import (
 )
 from solace.facts.projection import FactProjection
 from solace.facts.ranking import evict_order, render_block, score_facts
+from solace.facts.snapshot import encode as encode_snapshot
+from solace.facts.snapshot import read_snapshot
+from solace.facts.snapshot import write_encoded as write_snapshot
 from solace.facts.vault import KeyVault
 from solace.models.embedder import Embedder
 from solace.models.guard import Guard
@@ -99,8 +104,12 @@ class FactMemory:
 
     def __init__(self, *, substrate: AsyncSubstrate, vault: KeyVault, config: Config,
                  embedder: Embedder, tokenizer: Tokenizer, offloader: Offloader,
-                 clock: Clock, llm: LLM | None = None, guard: Guard | None = None) -> None:
+                 clock: Clock, llm: LLM | None = None, guard: Guard | None = None,
+                 snapshot: Path | None = None) -> None:
         self._store = EventStore(substrate)
+        #: Where the projection is kept across restarts (:meth:`snapshot`), or None.
+        self.snapshot_path = snapshot
+        self._replayed_to = 0  # the log's head at the last replay (or kept snapshot)
         self._vault = vault
         self.config = config
         self._embedder = embedder
@@ -122,10 +131,46 @@ class FactMemory:
 
     @classmethod
     async def open(cls, **kwargs: Any) -> FactMemory:
-        """A fact memory with its projection rebuilt from the substrate."""
+        """A fact memory with its projection rebuilt from the substrate (from its kept
+        snapshot, if it has a usable one, and the events after it)."""
         memory = cls(**kwargs)
+        await memory.load_snapshot()
         await memory.catch_up()
         return memory
+
+    async def load_snapshot(self) -> bool:
+        """Start from the kept snapshot (see :mod:`solace.facts.snapshot`) if there is a
+        usable one; returns whether there was. Call before the first replay."""
+        if self.snapshot_path is None:
+            return False
+        substrate = self._store.substrate
+        kept = await self._offloader.run(functools.partial(
+            read_snapshot, self.snapshot_path, ring=substrate.key_ring, key_of=self._vault.key,
+            last_id=int(substrate.last_id)))
+        if kept is None:
+            return False
+        self.projection, self._replayed_to = kept
+        return True
+
+    async def snapshot(self) -> bool:
+        """Keep the projection for the next open, every text sealed under its fact's key
+        (taken under the write lock: it holds every ``memfact`` event up to the log's
+        head then). Returns False without a snapshot path.
+
+        Raises:
+            solace.sealed.StorageFullError, OSError: not written; the file holds what
+            it held (a cache: the next open replays more).
+        """
+        if self.snapshot_path is None:
+            return False
+        substrate = self._store.substrate
+        async with self._lock:
+            head = int(substrate.last_id)
+            data = await self._offloader.run(encode_snapshot, self.projection, head,
+                                             self._vault.key)
+        await self._offloader.run(functools.partial(
+            write_snapshot, self.snapshot_path, data, ring=substrate.key_ring))
+        return True
 
     async def catch_up(self) -> int:
         """Fold in every ``memfact`` event after the last one seen; returns how many."""
@@ -137,10 +182,12 @@ class FactMemory:
         ``memfact`` events after the last one folded in, their texts opened with the
         vault's keys off the event loop, folded in when the replay finishes."""
         return Batched(FACTS_PROJECTION, frozenset({ev.FACT_KIND}),
-                       self.projection.last_entry_id, self._fold_replayed)
+                       max(self.projection.last_entry_id, self._replayed_to),
+                       self._fold_replayed)
 
     async def _fold_replayed(self, events: list[Any], head: int) -> None:
         self.projection.apply_all(await self._offloader.run(self._opened, events))
+        self._replayed_to = max(self._replayed_to, head)
 
     def _opened(self, events: Sequence[Any]) -> list[tuple[Any, str | None]]:
         out: list[tuple[Any, str | None]] = []
