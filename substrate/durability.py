@@ -6,14 +6,17 @@ What an acknowledged append (one that returned) survives, per ``fsync=`` policy:
   started a new segment) before ``append`` returns. Survives a process crash and an OS
   crash or power loss. Concurrent appenders share fsyncs (group commit).
 * ``"batch"`` (default): the frame is handed to the OS with ``os.write`` before
-  ``append`` returns, so it survives a process crash (even SIGKILL). A background
-  flusher thread fsyncs a quarter of ``batch_interval_ms`` after the first unsynced
-  write, so a steady stream of appends does not wait for the fsyncs; an append still
-  syncs before returning when it finds ``batch_max_events`` events unsynced or the
-  first unsynced write ``batch_interval_ms`` old (the flusher fell behind). Also on
-  segment rotation and in ``close()``. An OS crash or power loss can lose the events
-  acknowledged in roughly the last ``batch_interval_ms`` (at most about
-  ``batch_max_events`` of them; the flusher's earlier fsyncs usually leave fewer).
+  ``append`` returns, so it survives a process crash (even SIGKILL). When an append
+  returns, fewer than ``batch_max_events`` events up to its own are unsynced and none of
+  them was written ``batch_interval_ms`` or more before it (checked as it writes); an
+  append that would break either bound waits for the fsync in progress, and fsyncs
+  itself if that is not enough. A background flusher thread does the fsyncs before
+  that happens: it starts one once half of ``batch_max_events`` are unsynced, or a
+  quarter of ``batch_interval_ms`` after the first unsynced write, whichever comes
+  first, so while it keeps up no append waits for an fsync. Also on segment rotation and
+  in ``close()``. An OS crash or power loss can lose the events acknowledged in the last
+  ``batch_interval_ms`` (fewer than ``batch_max_events`` of them; the flusher's earlier
+  fsyncs usually leave far fewer).
 * ``"never"``: as ``batch`` but never fsyncs (not even in ``close()``); after an OS crash
   the kernel's writeback decides what survived.
 
@@ -45,6 +48,7 @@ FsyncPolicy: TypeAlias = Literal["always", "batch", "never"]
 POLICIES: tuple[str, ...] = get_args(FsyncPolicy)
 _monotonic = time.monotonic
 _logger = logging.getLogger("substrate")
+_KICKED = 1 << 62  # _wake_id once the flusher was woken for this batch (no id reaches it)
 H = TypeVar("H")
 
 
@@ -80,16 +84,25 @@ class GroupCommit(Generic[H]):
     ) -> None:
         self.policy = policy
         self._synced = synced
+        #: The last id known durable (read without the lock: it only grows).
         self.synced_id = synced_id
         #: Set when an fsync failed; the substrate refuses appends from then on.
         self.failure: SubstrateError | None = None
         self._lock, self._head = lock, head
         self._cv = threading.Condition(lock)
-        self._sync_lock = threading.Lock()
+        self._sync_lock = threading.Lock()  # held for each fsync, so one at a time
         self._interval, self._max_events = interval_s, max_events
-        # the flusher's delay: early enough that it, not an append, usually syncs
+        # the flusher starts an fsync at half the count or a quarter of the interval:
+        # early enough that it ends before an append reaches a bound, late enough to
+        # group many writes into each fsync
         self._flush_after = interval_s / 4
+        self._flush_events = max(1, max_events // 2)
+        # under the lock: when the first write no fsync covers yet happened, and when
+        # the first write of the fsync in progress did (None: no such write / fsync)
         self._first_unsynced: float | None = None
+        self._syncing_since: float | None = None
+        # an append of this id or later wakes the flusher (_KICKED once it did)
+        self._wake_id = synced_id + self._flush_events
         self._stopping = self._stopped = False
         self._flusher: threading.Thread | None = None
         if policy == "batch":
@@ -108,26 +121,34 @@ class GroupCommit(Generic[H]):
             self._anchorer.start()
 
     def wrote(self, last_id: int) -> bool:
-        """Called under the lock after a write: must the writer :meth:`sync` before
-        returning?"""
-        if self.policy == "always":
-            return True
-        if self.policy == "never":
-            return False
-        now = _monotonic()
-        if self._first_unsynced is None:
-            self._first_unsynced = now
-            self._cv.notify()
-        return (
-            last_id - self.synced_id >= self._max_events
-            or now - self._first_unsynced >= self._interval
-        )
+        """Called under the lock after a write of entries up to ``last_id``: must the
+        writer call :meth:`settle` before returning?"""
+        policy = self.policy
+        if policy == "batch":
+            now = _monotonic()
+            first = self._first_unsynced
+            if last_id >= self._wake_id:
+                self._wake_id = _KICKED
+                self._cv.notify()
+                if first is None:
+                    self._first_unsynced = first = now
+            elif first is None:
+                self._first_unsynced = first = now
+                self._cv.notify()  # starts the flusher's quarter-interval timer
+            oldest = self._syncing_since
+            return (
+                last_id - self.synced_id >= self._max_events
+                or now - (first if oldest is None else oldest) >= self._interval
+            )
+        return policy == "always"
 
-    def sync(self, upto: int) -> None:
-        """Make entries up to ``upto`` durable (called without the lock). One fsync covers
-        every appender waiting at that moment.
-
-        Then hands the synced head to the anchor thread.
+    def settle(self, upto: int) -> None:
+        """Return once the policy's promise holds for entries up to ``upto`` (called
+        without the lock, after :meth:`wrote` said so): ``always``, they are durable;
+        ``batch``, fewer than ``max_events`` of them are unsynced and the oldest was
+        written less than ``interval_s`` ago. Waits for the fsync in progress first
+        (often it is enough), then fsyncs if needed; one fsync covers every appender
+        waiting at that moment.
 
         Raises:
             SubstrateError: the fsync failed (also kept in :attr:`failure`).
@@ -135,22 +156,40 @@ class GroupCommit(Generic[H]):
         with self._sync_lock:
             if self.synced_id >= upto or self._stopped:
                 return
-            with self._lock:
-                target, fd, note = self._head()
-                self._first_unsynced = None
-            if fd is not None:
-                try:
-                    os.fsync(fd)
-                except OSError as exc:
-                    self.failure = SubstrateError(
-                        f"fsync failed ({exc}): events after entry {self.synced_id} may not "
-                        "be durable; close and reopen the substrate"
-                    )
-                    raise self.failure from exc
-            self.synced_id = target
-            with self._note_cv:
-                self._note = (target, note)
-                self._note_cv.notify_all()
+            if self.policy == "batch":
+                with self._lock:
+                    first = self._first_unsynced
+                    if upto - self.synced_id < self._max_events and (
+                        first is None or _monotonic() - first < self._interval
+                    ):
+                        return
+            self._sync_head()
+
+    def _sync_head(self) -> None:
+        """fsync everything written so far (holding ``_sync_lock``), then hand the
+        synced head to the anchor thread."""
+        with self._lock:
+            target, fd, note = self._head()
+            if target <= self.synced_id:
+                return  # an appender synced it first
+            self._syncing_since, self._first_unsynced = self._first_unsynced, None
+            self._wake_id = target + self._flush_events
+        if fd is not None:
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                self.failure = SubstrateError(
+                    f"fsync failed ({exc}): events after entry {self.synced_id} may not "
+                    "be durable; close and reopen the substrate"
+                )
+                raise self.failure from exc
+        # no lock needed: both are true once the fsync returned, and a writer that
+        # reads them in between sees an older, stricter state
+        self._syncing_since = None
+        self.synced_id = target
+        with self._note_cv:
+            self._note = (target, note)
+            self._note_cv.notify_all()
 
     def _anchor_loop(self) -> None:
         failing = False
@@ -184,19 +223,23 @@ class GroupCommit(Generic[H]):
     def _flush_loop(self) -> None:
         while True:
             with self._lock:
-                while not self._stopping and self._first_unsynced is None:
-                    self._cv.wait()
-                if self._stopping:
-                    return
-                first = self._first_unsynced
-                assert first is not None  # the wait loop above ends only when it is set
-                delay = first + self._flush_after - _monotonic()
-                if delay > 0:
+                while True:
+                    if self._stopping:
+                        return
+                    first = self._first_unsynced
+                    if first is None:
+                        self._cv.wait()
+                        continue
+                    if self._wake_id == _KICKED:
+                        break
+                    delay = first + self._flush_after - _monotonic()
+                    if delay <= 0:
+                        break
                     self._cv.wait(delay)
-                    continue
-                target = self._head()[0]
             try:
-                self.sync(target)
+                with self._sync_lock:
+                    if not self._stopped:
+                        self._sync_head()
             except SubstrateError:
                 return  # kept in self.failure; appends now raise it
 
@@ -217,7 +260,9 @@ class GroupCommit(Generic[H]):
             self._flusher.join()
         try:
             if self.policy != "never" and self.failure is None:
-                self.sync(last_id)
+                with self._sync_lock:
+                    if self.synced_id < last_id and not self._stopped:
+                        self._sync_head()
         finally:
             with self._sync_lock:
                 self._stopped = True

@@ -207,7 +207,7 @@ class Substrate:
             self._last_id = entry_id
             sync = self._commit.wrote(entry_id)
         if sync:
-            self._commit.sync(entry_id)
+            self._commit.settle(entry_id)
         return entry_id
 
     def append_many(self, items: Iterable[EventItem]) -> list[int]:
@@ -256,7 +256,7 @@ class Substrate:
             self._last_id = last = first + len(batch) - 1
             sync = self._commit.wrote(last)
         if sync:
-            self._commit.sync(last)
+            self._commit.settle(last)
         return list(range(first, last + 1))
 
     def _write(self, frames: tuple[bytes, ...] | list[bytes]) -> list[tuple[int, int]]:

@@ -124,21 +124,6 @@ def test_a_log_longer_than_its_anchor_is_fine(tmp_path: Path) -> None:
     assert head is not None and head.last_id == 7  # the open advanced it
 
 
-def test_group_commit_advances_the_anchor_after_each_synced_batch(tmp_path: Path) -> None:
-    ring = KeyRing.single(KEY)
-    with open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10,
-                        batch_interval_ms=60_000) as sub:
-        for _ in range(25):
-            sub.append("Main", "message", "x", ts=1.0)
-        deadline = time.monotonic() + 10
-        while (head := AnchorFile(tmp_path).read(ring)) is None or head.last_id < 20:
-            assert time.monotonic() < deadline, head
-            time.sleep(0.005)
-        assert head.last_id == 20  # two batches synced, 5 pending: never past the fsync
-    head = AnchorFile(tmp_path).read(ring)
-    assert head is not None and head.last_id == 25  # close synced and anchored the rest
-
-
 @pytest.mark.parametrize("pos", [0, 9, 12, 20, -1])
 def test_an_altered_anchor_is_refused(tmp_path: Path, pos: int) -> None:
     _write(tmp_path, 3)

@@ -1,17 +1,22 @@
-"""fsync policies: always syncs before returning, batch groups syncs by count and time,
-never never syncs; a failed fsync stops further appends."""
+"""fsync policies: always syncs before returning; batch returns with fewer than
+batch_max_events events unsynced, none batch_interval_ms old, its flusher syncing ahead
+of both bounds and anchoring each synced batch; never never syncs; a failed fsync stops
+further appends."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from substrate import KeyRing, SubstrateError, open_substrate
-from substrate.anchor import AnchorFile
+from substrate.anchor import AnchorFile, Head
+from substrate.frame import frame_spans
 
 KEY = bytes(range(32))
 
@@ -61,19 +66,162 @@ def test_always_fsyncs_before_every_append_returns(
     assert head is not None and head.last_id == 15
 
 
-def test_batch_fsyncs_every_max_events_and_on_close(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+class _Durable:
+    """What the fsyncs made durable: per segment file, the size it had when an fsync of
+    it was called, recorded once that fsync returned (a lower bound of what is durable,
+    known before the substrate itself counts it as synced). ``slow`` seconds are slept
+    before each fsync on the flusher thread (a disk the flusher cannot keep up with);
+    ``threads`` names the thread of each segment fsync."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, slow: float = 0.0) -> None:
+        self.sizes: dict[str, int] = {}
+        self.threads: list[str] = []
+        real = os.fsync
+
+        def fsync(fd: int) -> None:
+            name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+            if not name.endswith(".sol"):
+                real(fd)
+                return
+            thread = threading.current_thread().name
+            if slow and thread.startswith("substrate-flusher"):
+                time.sleep(slow)
+            size = os.fstat(fd).st_size
+            real(fd)
+            self.threads.append(thread)
+            self.sizes[name] = max(size, self.sizes.get(name, 0))
+
+        monkeypatch.setattr(os, "fsync", fsync)
+
+    def synced(self, segment: str = "seg-000001.sol") -> int:
+        return self.sizes.get(segment, 0)
+
+
+def _ends(directory: Path) -> list[int]:
+    """Where each frame of the first segment ends, in id order."""
+    return [offset + size for offset, size in frame_spans((directory / "seg-000001.sol")
+                                                            .read_bytes())]
+
+
+@pytest.mark.parametrize("slow", [0.0, 0.02], ids=["flusher-keeps-up", "slow-disk"])
+@pytest.mark.parametrize("threads", [1, 4])
+def test_batch_returns_with_fewer_than_max_events_unsynced_and_close_syncs_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: float, threads: int
 ) -> None:
-    counter = _FsyncCounter(monkeypatch)
+    """The count bound, whoever fsyncs: when an append returns, fewer than
+    ``batch_max_events`` events up to its own are unsynced (checked at every return, with
+    the flusher keeping up or not, one appender or several); ``close`` syncs the rest and
+    anchors the last entry."""
+    durable = _Durable(monkeypatch, slow=slow)
+    returns: list[tuple[int, int]] = []  # (entry id, bytes durable just after it returned)
     sub = open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10,
                          batch_interval_ms=60_000)
-    for _ in range(25):
-        sub.append("Main", "message", "x", ts=1.0)
-    assert counter.calls == 2
+
+    def appender() -> None:
+        for _ in range(120 // threads):
+            entry_id = sub.append("Main", "message", "x" * 100, ts=1.0)
+            returns.append((entry_id, durable.synced()))
+
+    workers = [threading.Thread(target=appender) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    ends = _ends(tmp_path)
+    assert len(ends) == len(returns) == 120
+    for entry_id, synced in returns:
+        unsynced = entry_id - bisect.bisect_right(ends, synced)
+        assert unsynced < 10, (entry_id, unsynced)
     sub.close()
-    assert counter.calls == 3 and 2 <= counter.anchors <= 1 + 3
+    assert durable.synced() == ends[-1]  # close synced everything
     head = AnchorFile(tmp_path).read(KeyRing.single(KEY))
-    assert head is not None and head.last_id == 25
+    assert head is not None and head.last_id == 120
+
+
+@pytest.mark.parametrize("slow", [0.0, 0.02], ids=["flusher-keeps-up", "slow-disk"])
+def test_batch_returns_with_no_unsynced_event_batch_interval_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: float
+) -> None:
+    """The age bound, on a clock the test moves (4 ms per append, interval 50 ms): when
+    an append returns, no event up to its own was written 50 ms or more before it and is
+    still unsynced."""
+    import substrate.durability
+
+    now = [1000.0]
+    monkeypatch.setattr(substrate.durability, "_monotonic", lambda: now[0])
+    durable = _Durable(monkeypatch, slow=slow)
+    written: list[float] = []
+    returns: list[tuple[int, float, int]] = []  # (entry id, its write time, bytes durable)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10**6,
+                        batch_interval_ms=50) as sub:
+        for _ in range(150):
+            now[0] += 0.004
+            written.append(now[0])
+            entry_id = sub.append("Main", "message", "x" * 100, ts=1.0)
+            returns.append((entry_id, now[0], durable.synced()))
+        ends = _ends(tmp_path)
+        for entry_id, when, synced in returns:
+            oldest = bisect.bisect_right(ends, synced)  # index of the oldest unsynced event
+            if oldest < entry_id:
+                assert when - written[oldest] < 0.05, (entry_id, oldest + 1)
+    assert durable.synced() == ends[-1]  # close synced everything
+
+
+def test_while_the_flusher_keeps_up_no_append_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher is woken once half of ``batch_max_events`` are unsynced, long before
+    the interval: an appender that never outruns it never fsyncs itself."""
+    durable = _Durable(monkeypatch)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10,
+                        batch_interval_ms=600_000) as sub:
+        for i in range(1, 41):
+            sub.append("Main", "message", "x" * 100, ts=1.0)
+            if i % 5 == 0:  # half of batch_max_events: the flusher syncs them all
+                size = sub.stats().bytes
+                deadline = time.monotonic() + 10
+                while durable.synced() < size:
+                    assert time.monotonic() < deadline, f"the flusher did not sync {i}"
+                    time.sleep(0.002)
+        assert len(durable.threads) == 8
+    assert all(name.startswith("substrate-flusher") for name in durable.threads[:8])
+
+
+def test_group_commit_advances_the_anchor_after_each_synced_batch_never_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch the flusher syncs is anchored (the anchor thread catches up with it),
+    every anchor written names only frames an fsync already made durable, and close
+    anchors the tail."""
+    durable = _Durable(monkeypatch)
+    anchored: list[int] = []
+    past_the_fsync: list[Head] = []  # checked on the anchor thread, asserted here
+    real_write = AnchorFile.write
+
+    def write(self: AnchorFile, head: Head, ring: KeyRing, *, sync: bool) -> None:
+        if head.last_id and head.size > durable.synced(f"seg-{head.segment:06d}.sol"):
+            past_the_fsync.append(head)
+        anchored.append(head.last_id)
+        real_write(self, head, ring, sync=sync)
+
+    monkeypatch.setattr(AnchorFile, "write", write)
+    ring = KeyRing.single(KEY)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=10,
+                        batch_interval_ms=600_000) as sub:
+        for batch in range(1, 5):
+            for _ in range(5):  # half of batch_max_events: the flusher syncs them
+                sub.append("Main", "message", "x", ts=1.0)
+            deadline = time.monotonic() + 10
+            while (head := AnchorFile(tmp_path).read(ring)) is None or head.last_id < 5 * batch:
+                assert time.monotonic() < deadline, head
+                time.sleep(0.002)
+            assert head.last_id == 5 * batch
+        for _ in range(3):
+            sub.append("Main", "message", "x", ts=1.0)
+        assert anchored[-1] == 20  # the 3 unsynced events are not anchored
+    head = AnchorFile(tmp_path).read(ring)
+    assert head is not None and head.last_id == 23  # close synced and anchored the rest
+    assert anchored == sorted(anchored) and past_the_fsync == []
 
 
 def test_batch_syncs_an_idle_tail_after_the_interval(
