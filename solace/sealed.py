@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import secrets
 import stat
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -44,6 +46,7 @@ from substrate import KeyRing
 from substrate.segments import fsync_dir, write_all
 
 __all__ = [
+    "read_checkpointed",
     "DIR_MODE",
     "FILE_MODE",
     "HEADER_BYTES",
@@ -64,6 +67,9 @@ __all__ = [
     "write_private",
     "write_sealed",
 ]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAGIC = b"SOLSEAL"
 VERSION = 1
@@ -298,3 +304,27 @@ def read_sealed(path: str | os.PathLike[str], *, ring: KeyRing, purpose: str,
     """
     path = Path(path)
     return unseal(path.read_bytes(), ring=ring, purpose=purpose, role=role, name=str(path))
+
+
+def read_checkpointed(path: str | os.PathLike[str], *, ring: KeyRing, purpose: str, role: str,
+                      decode: Callable[[bytes], tuple[T, int]], last_id: int,
+                      what: str) -> tuple[T, int] | None:
+    """A projection's kept snapshot and its checkpoint, or None when there is none or it
+    cannot be used (logged at WARNING naming ``what`` and why): it fails authentication,
+    ``decode`` refuses it (a ``ValueError``), or its checkpoint is beyond the log's
+    ``last_id``. A cache: whoever gets None replays the substrate instead.
+
+    Blocking (file I/O, AES-GCM): call through the offloader from async code.
+    """
+    try:
+        kept, checkpoint = decode(read_sealed(path, ring=ring, purpose=purpose, role=role))
+    except FileNotFoundError:
+        return None
+    except (SealedFileRefused, ValueError) as exc:
+        log.warning("%s refused, replaying the substrate: %s", what, exc)
+        return None
+    if checkpoint > last_id:
+        log.warning("%s covers entry %d, the substrate ends at %d: replaying the substrate",
+                    what, checkpoint, last_id)
+        return None
+    return kept, checkpoint

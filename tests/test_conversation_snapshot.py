@@ -116,7 +116,7 @@ async def test_a_damaged_snapshot_is_refused_and_the_whole_log_replayed(
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="solace.conversation.snapshot"):
+    with caplog.at_level(logging.WARNING, logger="solace.sealed"):
         reopened = await _reopen(h, path)
     assert "conversation snapshot refused" in caplog.text
     assert reopened.projection.state() == h.conv.projection.state()
@@ -131,7 +131,7 @@ async def test_a_snapshot_newer_than_the_log_is_refused(
     await _busy(h)
     write_encoded(path, encode(h.conv.projection, h.substrate.last_id + 5),
                   ring=h.substrate.key_ring)
-    with caplog.at_level(logging.WARNING, logger="solace.conversation.snapshot"):
+    with caplog.at_level(logging.WARNING, logger="solace.sealed"):
         reopened = await _reopen(h, path)
     assert "substrate ends at" in caplog.text
     assert reopened.projection.state() == h.conv.projection.state()

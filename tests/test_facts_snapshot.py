@@ -81,7 +81,7 @@ async def test_a_damaged_fact_snapshot_is_refused_and_the_log_replayed(
     data[len(data) // 2] ^= 0x40
     snapshot.write_bytes(bytes(data))
     before = home_bytes(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="solace.facts.snapshot"):
+    with caplog.at_level(logging.WARNING, logger="solace.sealed"):
         async with fact_memory(tmp_path, snapshot=snapshot) as fm:
             assert [f.text for f in fm.facts("zoe")] == [KEPT]
     assert "fact memory snapshot refused" in caplog.text

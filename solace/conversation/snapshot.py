@@ -15,7 +15,6 @@ atomically (:func:`solace.sealed.write_sealed`). Blocking: call through the offl
 from __future__ import annotations
 
 import dataclasses
-import logging
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,13 +22,12 @@ import msgpack
 
 from solace.conversation.model import Fact, Notes, Scope, Session, ThreadItem, Topic
 from solace.conversation.projection import Projection
-from solace.sealed import SealedFileRefused, read_sealed, write_sealed
+from solace.sealed import read_checkpointed, write_sealed
 from substrate import KeyRing
 
 __all__ = ["FORMAT", "SnapshotRefused", "decode", "encode", "read_snapshot",
            "write_encoded"]
 
-log = logging.getLogger(__name__)
 
 #: Bumped whenever the projection's records or their meaning change: a snapshot of
 #: another format is refused and the projection rebuilt.
@@ -37,6 +35,11 @@ FORMAT = 1
 _PURPOSE, _ROLE = "snapshot", "conversation-projection"
 
 R = TypeVar("R")
+#: The projection's tables of records, each by the field it is keyed on.
+_KEYED: tuple[tuple[str, type[Any], str], ...] = (
+    ("sessions", Session, "session_id"), ("topics", Topic, "topic_id"),
+    ("items", ThreadItem, "entry_id"), ("notes", Notes, "topic_id"),
+)
 
 
 class SnapshotRefused(ValueError):
@@ -74,10 +77,8 @@ def encode(projection: Projection, checkpoint: int) -> bytes:
         "last_entry_id": projection.last_entry_id,
         "max_session_no": projection.max_session_no,
         "max_topic_no": projection.max_topic_no,
-        "sessions": [_row(s) for s in projection.sessions.values()],
-        "topics": [_row(t) for t in projection.topics.values()],
-        "items": [_row(i) for i in projection.items.values()],
-        "notes": [_row(n) for n in projection.notes.values()],
+        **{name: [_row(r) for r in getattr(projection, name).values()]
+           for name, _cls, _key in _KEYED},
         "facts": [[_plain(scope), [_row(f) for f in facts.values()]]
                   for scope, facts in projection.facts.items()],
         "scope_topics": [[_plain(scope), ids] for scope, ids in projection.scope_topics.items()],
@@ -100,18 +101,11 @@ def decode(data: bytes) -> tuple[Projection, int]:
         projection.last_entry_id = int(body["last_entry_id"])
         projection.max_session_no = int(body["max_session_no"])
         projection.max_topic_no = int(body["max_topic_no"])
-        for row in body["sessions"]:
-            session = _record(Session, row)
-            projection.sessions[session.session_id] = session
-        for row in body["topics"]:
-            topic = _record(Topic, row)
-            projection.topics[topic.topic_id] = topic
-        for row in body["items"]:
-            item = _record(ThreadItem, row)
-            projection.items[item.entry_id] = item
-        for row in body["notes"]:
-            notes = _record(Notes, row)
-            projection.notes[notes.topic_id] = notes
+        for name, cls, key in _KEYED:
+            table = getattr(projection, name)
+            for row in body[name]:
+                record = _record(cls, row)
+                table[getattr(record, key)] = record
         for scope, rows in body["facts"]:
             projection.facts[Scope(*scope)] = {
                 fact.key: fact for fact in (_record(Fact, r) for r in rows)}
@@ -135,16 +129,5 @@ def read_snapshot(path: Path, *, ring: KeyRing, last_id: int) -> tuple[Projectio
     """The kept projection and its checkpoint, or None (logged at INFO or WARNING) when
     there is none or it cannot be used: it fails authentication, is of another format,
     or covers entries the log (ending at ``last_id``) does not hold."""
-    try:
-        projection, checkpoint = decode(read_sealed(path, ring=ring, purpose=_PURPOSE,
-                                                    role=_ROLE))
-    except FileNotFoundError:
-        return None
-    except (SealedFileRefused, SnapshotRefused) as exc:
-        log.warning("conversation snapshot refused, replaying the substrate: %s", exc)
-        return None
-    if checkpoint > last_id:
-        log.warning("conversation snapshot covers entry %d, the substrate ends at %d: "
-                    "replaying the substrate", checkpoint, last_id)
-        return None
-    return projection, checkpoint
+    return read_checkpointed(path, ring=ring, purpose=_PURPOSE, role=_ROLE,
+                             decode=decode, last_id=last_id, what="conversation snapshot")

@@ -17,7 +17,7 @@ newer than the log is refused (one log line) and the events are replayed instead
 from __future__ import annotations
 
 import dataclasses
-import logging
+import functools
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -29,12 +29,11 @@ from cryptography.exceptions import InvalidTag
 from solace.facts.events import open_text, seal_text
 from solace.facts.model import Fact, FactStatus, WriteClass
 from solace.facts.projection import FactProjection
-from solace.sealed import SealedFileRefused, read_sealed, write_sealed
+from solace.sealed import read_checkpointed, write_sealed
 from substrate import KeyRing
 
 __all__ = ["FORMAT", "SnapshotRefused", "decode", "encode", "read_snapshot", "write_encoded"]
 
-log = logging.getLogger(__name__)
 
 FORMAT = 1
 _PURPOSE, _ROLE = "snapshot", "fact-projection"
@@ -117,16 +116,6 @@ def read_snapshot(path: Path, *, ring: KeyRing, key_of: KeyOf,
                   last_id: int) -> tuple[FactProjection, int] | None:
     """The kept projection and its checkpoint, or None (logged) when there is none or
     it cannot be used (damaged, another format, or newer than the log at ``last_id``)."""
-    try:
-        projection, checkpoint = decode(
-            read_sealed(path, ring=ring, purpose=_PURPOSE, role=_ROLE), key_of)
-    except FileNotFoundError:
-        return None
-    except (SealedFileRefused, SnapshotRefused) as exc:
-        log.warning("fact memory snapshot refused, replaying the substrate: %s", exc)
-        return None
-    if checkpoint > last_id:
-        log.warning("fact memory snapshot covers entry %d, the substrate ends at %d: "
-                    "replaying the substrate", checkpoint, last_id)
-        return None
-    return projection, checkpoint
+    return read_checkpointed(path, ring=ring, purpose=_PURPOSE, role=_ROLE,
+                             decode=functools.partial(decode, key_of=key_of),
+                             last_id=last_id, what="fact memory snapshot")
