@@ -9,10 +9,12 @@ discussion, issue 9 §4):
 * **UPDATE**: the same subject with another value, and the new fact is the newer
   one. Same subject means the same extractor slot; or the same person and the same
   single-valued attribute (residence, employment, phone, partner, a favourite ...:
-  :mod:`solace.facts.subjects`); or (for free text) similar enough
-  (``update_similarity``) with most content words shared, and a replaced value: a
-  name, number or date, a flipped negation, or a correction cue ("actually", "no
-  longer", ...).
+  :mod:`solace.facts.subjects`), never two different ones; or a plan or an activity
+  under way now stated as done (:mod:`solace.facts.progress`); or (for free text)
+  similar enough (``update_similarity``) with most content words shared, and a
+  replaced value: a name, number or date, a flipped negation, or a correction cue
+  ("actually", "no longer", ...). A relative ("Ana's sister") is a subject of their
+  own.
 * **CONFLICT**: the same, but it cannot be ordered: the new fact is not newer than
   the known one (two values stated at the same moment, an older value arriving
   late). Both are kept and flagged.
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from solace.facts.model import Candidate, Fact, WriteClass
-from solace.facts.subjects import attributes, subject
+from solace.facts.progress import fulfils
+from solace.facts.subjects import attributes, predicate, subject
 from solace.memory.lexical import terms
 from solace.models.entities import salient
 
@@ -67,6 +70,15 @@ def fact_similarity(cosine: float, a_terms: Sequence[str], b_terms: Sequence[str
     a, b = set(a_terms), set(b_terms)
     jaccard = len(a & b) / len(a | b) if a | b else 0.0
     return (1.0 - lexical_weight) * max(0.0, cosine) + lexical_weight * jaccard
+
+
+def _single_valued_slot(slot: str, who: str) -> bool:
+    """True iff the extractor's ``slot`` names one value at a time: any slot but a
+    relative's, except who the partner is (``relationship:partner`` said of the speaker,
+    "Rosa is dating Kai"; not "Rosa's wife is a nurse", a fact about the partner)."""
+    if not slot.startswith("relationship:"):
+        return True
+    return slot == "relationship:partner" and "'s " not in who
 
 
 def _values(text: str) -> frozenset[str]:
@@ -126,21 +138,34 @@ def _same_subject_new_value(candidate: Candidate, cand_terms: Sequence[str],
                             sim: float, update_similarity: float) -> str | None:
     """Why ``candidate`` is a new value of ``fact``'s subject, or None if it is not.
 
-    Never across two named subjects ("Dmitri's ..." does not replace "Chloe's ...").
-    The same extractor slot is the same subject. Otherwise: the same single-valued
-    attribute (:func:`~solace.facts.subjects.attributes`) stated with other words; or
-    similar text sharing most content words with a *replaced* name, number or date
-    (one the other lacks on both sides), a flipped negation, or a correction cue.
+    Never across two named subjects ("Dmitri's ..." does not replace "Chloe's ...",
+    "Ana's sister ..." does not replace "Ana ..."). The same extractor slot is the
+    same subject, except a relative's (``relationship:sister``: the sister is who the
+    fact is about, and she has a residence, a job, children ... each its own; the
+    partner's slot only when it says who the partner is). Otherwise: the same
+    single-valued attribute (:func:`~solace.facts.subjects.attributes`) stated with
+    other words, never two different ones ("works at Siemens" does not replace "works
+    as a pilot", however alike the words); or the plan or activity under way it
+    states, now done (:func:`~solace.facts.progress.fulfils`: "plans to submit X" ->
+    "submitted X"); or similar text sharing most content words with a *replaced*
+    name, number or date (one the other lacks on both sides), a flipped negation, or
+    a correction cue.
     """
-    if candidate.slot and candidate.slot == fact.slot:
-        return f"same subject {candidate.slot!r}"
     who, fact_who = subject(candidate.text), subject(fact.text)
     if who and fact_who and who != fact_who:
         return None
+    if candidate.slot and candidate.slot == fact.slot and _single_valued_slot(candidate.slot, who):
+        return f"same subject {candidate.slot!r}"
     a, b = set(cand_terms), set(terms(fact.text))
-    shared_attributes = attributes(candidate.text) & attributes(fact.text)
+    cand_attributes = attributes(predicate(candidate.text))
+    fact_attributes = attributes(predicate(fact.text))
+    shared_attributes = cand_attributes & fact_attributes
     if shared_attributes and (who or fact_who) and a != b:
         return f"same subject, another {sorted(shared_attributes)[0]}"
+    if cand_attributes and fact_attributes and not shared_attributes:
+        return None  # an employer is not an occupation, however alike the words
+    if (who or fact_who) and fulfils(candidate.text, fact.text):
+        return "same subject, the plan or activity now done"
     if sim < update_similarity:
         return None
     if not a or not b or len(a & b) < 0.5 * min(len(a), len(b)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IMPORTANCE", "KINDS", "RULES", "UPDATES"]
+__all__ = ["IMPORTANCE", "KINDS", "RELATIVES", "REL_NORMAL", "ROLE", "RULES", "UPDATES"]
 
 #: Importance by kind: what must be right (identity, corrections, obligations) first.
 IMPORTANCE: dict[str, float] = {
@@ -23,10 +23,11 @@ _I = r"i"
 _WE = r"(?:i|we)"  # a family trip or a team's win is the speaker's event too
 _ADV = r"(?:\s+(?:really|also|just|still|always|totally|definitely|absolutely|actually|" \
     r"truly|especially|kinda|so|finally|recently|now|already|currently|even|do))*"
-_REL = (r"wife|husband|partner|son|daughter|kids|children|child|boss|brother|sister|"
-        r"mother|father|mom|mum|dad|parents|friend|best friend|girlfriend|boyfriend|fiance|"
-        r"fiancee|grandma|grandmother|grandpa|grandfather|cousin|aunt|uncle|niece|nephew|"
-        r"family|baby|colleague|coworker|roommate|neighbou?r|agent|mentor|crew")
+#: The people a speaker calls "my <relative>" (a regex alternation, casefolded).
+RELATIVES = (r"wife|husband|partner|son|daughter|kids|children|child|boss|brother|sister|"
+             r"mother|father|mom|mum|dad|parents|friend|best friend|girlfriend|boyfriend|"
+             r"fiance|fiancee|grandma|grandmother|grandpa|grandfather|cousin|aunt|uncle|niece|"
+             r"nephew|family|baby|colleague|coworker|roommate|neighbou?r|agent|mentor|crew")
 REL_NORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "kids": "children",
                "child": "children", "best friend": "friend", "neighbour": "neighbor",
                "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance",
@@ -46,6 +47,11 @@ NOT_EVENTS = ("wanted|loved|liked|enjoyed|hoped|needed|talked|thought|felt|notic
 #: ``"favourite"`` for ``preference:<category>``.
 _NOT_ROLES = r"believer|lover|beginner|member|follower|supporter|newcomer|dreamer|worrier|" \
     r"thinker|talker|loner|sucker|fan|person|reader|listener|learner|gamer|player|winner"
+#: What "I'm a ..." / "X is a ..." names when it names a role ("a nurse", "a software
+#: engineer"), not a kind of person ("a big believer", "a fan").
+ROLE = (rf"(?![\w\s-]*\b(?:{_NOT_ROLES})\b)[\w\s-]{{0,30}}?(?:er|or|ist|ian|ant|ent|nurse|chef|"
+        r"guard|coach|student|athlete|artist|vet|surgeon|pilot|clerk|medic|architect|mechanic|"
+        r"barista|analyst|secretary|cook|judge|attorney|midwife|diplomat)")
 _MONTH_OR_DAY = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|monday|tuesday|" \
     r"wednesday|thursday|friday|saturday|sunday"
 # Requests that state a standing wish or a duty, rewritten as the statement they make.
@@ -127,10 +133,10 @@ _RULE_TABLE = (
      r"\b(?:my|our|the)\s+(?P<obj>[\w\s'-]{1,40}?)\s+(?:has\s+been\s+|was\s+|were\s+|got\s+|"
      rf"is\s+|are\s+)?{_MOVED}\s+(?:back\s+|forward\s+|out\s+)?(?:to|until|till)\s+.+"),
     ("possession", "value",
-     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{_REL})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{RELATIVES})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
      r"(?:now\s+.+|(?:a|an)\s+.+?\s+now$)"),
     ("possession", "brand",  # "my car is a Honda": the value must be capitalised (checked)
-     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{_REL})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
+     rf"\bmy\s+(?P<obj>(?!(?:favou?rite|fave|go-to|{RELATIVES})\b)[\w'-]+(?:\s+[\w'-]+)?)\s+(?:is|are)\s+"
      r"(?:a|an)\s+(?P<value>[\w-]+.*)"),
     ("obligation", "",
      rf"\b{_I}{_ADV}\s+(?:have|has|need|needs|got|'ve got)\s+to\s+(?P<obj>.+)"),
@@ -161,9 +167,7 @@ _RULE_TABLE = (
      rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:a\s+)?(?P<obj>vegetarian|vegan|pescatarian|"
      r"lactose[- ]intolerant|gluten[- ]free|teetotal|sober)\b.*"),
     ("identity", "job",
-     rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:a|an)\s+(?P<obj>(?![\w\s-]*\b(?:{_NOT_ROLES})\b)"
-     r"[\w\s-]{0,30}?(?:er|or|ist|ian|ant|ent|nurse|chef|guard|coach|student|athlete|"
-     r"artist|vet|surgeon|pilot|clerk|medic))\b(?!\s+(?:of|fan))"),
+     rf"\b{_I}(?:'m|\s+am){_ADV}\s+(?:a|an)\s+(?P<obj>{ROLE})\b(?!\s+(?:of|fan))"),
     ("identity", "job",
      rf"\b{_I}{_ADV}\s+(?:work|worked|working)\s+(?:as|at|for|in)\s+(?P<obj>.+)"),
     ("identity", "job", r"\b(?:new\s+)?job\s+as\s+(?:a|an)\s+(?P<obj>.+)"),
@@ -171,7 +175,7 @@ _RULE_TABLE = (
      rf"\b{_I}{_ADV}\s+(?:live|lives|moved|grew up|am based|'m based)\s+(?:in|to)\s+(?P<obj>.+)"),
     ("identity", "age", rf"\b{_I}(?:'m|\s+am)\s+(?:\d{{1,3}}|turning \d{{1,3}})\b(?P<obj>.*)"),
     ("relationship", "relationship",
-     rf"\b(?:my|our)\s+(?:\w+\s+)?(?P<rel>{_REL})\b(?P<obj>.*)"),
+     rf"\b(?:my|our)\s+(?:\w+\s+)?(?P<rel>{RELATIVES})\b(?P<obj>.*)"),
     ("plan", "",
      rf"\b{_WE}(?:'m|'re|\s+am|\s+are){_ADV}\s+(?:moving|relocating|expecting)\s+(?P<obj>.+)"),
     ("plan", "",
