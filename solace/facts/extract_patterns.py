@@ -71,7 +71,8 @@ RELATIVE_ACTS = re.compile(
 )
 # Words that qualify a thing but do not name it ("a new laptop" is about the laptop).
 MODIFIERS = frozenset(
-    """new old first second last big little small own long short lovely beautiful huge
+    """new old first second third fourth fifth sixth seventh eighth ninth tenth last big little
+    small own long short lovely beautiful huge
     favourite favorite best whole entire real actual always never usually often sometimes
     please""".split()
 )
@@ -172,7 +173,8 @@ _RULE_TABLE = (
      rf"\b{_I}{_ADV}\s+(?:work|worked|working)\s+(?:as|at|for|in)\s+(?P<obj>.+)"),
     ("identity", "job", r"\b(?:new\s+)?job\s+as\s+(?:a|an)\s+(?P<obj>.+)"),
     ("identity", "residence",
-     rf"\b{_I}{_ADV}\s+(?:live|lives|moved|grew up|am based|'m based)\s+(?:in|to)\s+(?P<obj>.+)"),
+     rf"\b{_I}(?:'m|\s+am|'ve|\s+have)?{_ADV}\s+(?:live|lives|living|moved|relocated|grew up|"
+     r"based)\s+(?:in|to)\s+(?P<obj>.+)"),
     ("identity", "age", rf"\b{_I}(?:'m|\s+am)\s+(?:\d{{1,3}}|turning \d{{1,3}})\b(?P<obj>.*)"),
     ("relationship", "relationship",
      rf"\b(?:my|our)\s+(?:\w+\s+)?(?P<rel>{RELATIVES})\b(?P<obj>.*)"),
@@ -192,6 +194,8 @@ _RULE_TABLE = (
      rf"\b{_I}(?:'m|\s+am)\s+(?P<obj>\w+ing\b.*\b(?:next|coming|tomorrow|tonight|"
      r"this weekend|this evening)\b.*)"),
     ("plan", "", r"\bmy\s+(?:goal|plan|dream)\s+is\s+(?:to\s+)?(?P<obj>.+)"),
+    ("possession", "",  # "we now have three cats": a household's are the speaker's too
+     rf"\bwe{_ADV}\s+(?:have|'ve got|own)\s+(?P<obj>{_NUMBER}\s+(?:[\w-]+\s+)?[\w-]+s\b.*)"),
     ("possession", "",
      rf"\b{_I}{_ADV}\s+(?:have|has|'ve got|own|owns|bought|got)\s+(?!to\b|no\s+idea|been|fun|"
      r"a\s+(?:good|great|nice|blast)|an?\s+(?:idea|question))"
@@ -255,6 +259,9 @@ LEADING = re.compile(
     r"\b[,!]?\s*)+",
     re.IGNORECASE,
 )
+# "Now I live ...", "These days I work ...": the time said first (moved to the end).
+TIME_FIRST = re.compile(r"(?i)^(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|"
+                        r"right\s+now)\s*,?\s+(i|we)\b((?:'m|\s+am|'re|\s+are)?)")
 DROPPED_SUBJECT = re.compile(
     r"^(?:just\s+|finally\s+|recently\s+)*(?:lost|got|started|finished|signed|bought|moved|"
     r"joined|won|went|been|gonna|planning|heading|working|volunteering|finishing|starting)\b",
@@ -276,7 +283,7 @@ EMPTY_OBJECTS = frozenset(
     happy thanks thank definitely totally soon later time fun chat hear say admit agree
     run bye care luck hope wait imagine believe guess mean things day lot way nice cool
     great awesome amazing good make look like love feel doing hang take super excited exciting
-    stoked pumped goes going went happens turns works""".split()
+    stoked pumped goes going went happens turns works now""".split()
 )
 SPLIT_AT = re.compile(r"(?:i|i'm|i've|i'll|i'd|we|we're|we've)\b")
 CONJUNCTION_END = re.compile(r"(?:\band|\bbut|\bso|\bbecause|\bcause|[,;:])\s*$")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from solace.conversation.statements import facts_from_statement
+from solace.facts.antecedents import relative_named, with_antecedent
 from solace.facts.extract_patterns import (
     CATEGORIES,
     CONFIRM,
@@ -45,6 +46,7 @@ from solace.facts.extract_patterns import (
     SPLIT_AT,
     STRONG_CORRECTION,
     SUBJECTIVE,
+    TIME_FIRST,
     TRAIL,
     UPDATES,
     VALUE_KINDS,
@@ -208,6 +210,10 @@ def _from_clause(clause: str, exchange: Exchange, order: int) -> list[_Found]:
     """Facts of one clause: every rule's first match, in reading order; a fact runs
     from its match to the next fact's ("I'm starting a studio 'cause I love dance")."""
     clause = LEADING.sub("", clause.strip())
+    time_first = TIME_FIRST.match(clause)  # "Now I live in X" -> "I live in X now"
+    if time_first:
+        clause = f"{time_first[1]}{time_first[2]}{clause[time_first.end():]}".rstrip(" .!") \
+            + " now"
     for pattern, replacement in REQUESTS:  # "remind me to ..." -> "I have to ..."
         clause = pattern.sub(replacement, clause)
     if DROPPED_SUBJECT.match(clause):  # chat drops the subject: "Lost my job", "Been busy"
@@ -262,8 +268,10 @@ def _from_clause(clause: str, exchange: Exchange, order: int) -> list[_Found]:
 
 def _from_text(text: str, exchange: Exchange, first: int) -> list[_Found]:
     found: list[_Found] = []
+    relative = ""  # the relative the sentence before named, for a "she ..." opening
     for n, sentence in enumerate(split_sentences(text)):
-        sentence = sentence.strip()
+        sentence = with_antecedent(sentence.strip(), relative)
+        relative = relative_named(sentence)
         if not sentence or sentence.rstrip(" )\"'").endswith("?"):
             continue  # a question states nothing
         order = first + n * 10
