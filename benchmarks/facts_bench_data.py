@@ -16,7 +16,8 @@ Real sequences (``benchmarks/data/facts_updates_locomo.jsonl``): a LoCoMo speake
 fact that changes between two observations (LoCoMo's own third-person session
 observations, each with the ``dia_id`` of its evidence turn). The file holds only
 locators (sample id, session, speaker, index, dia_id) and the value keys; the text
-is read from the dataset.
+is read from the dataset. Which sequences were added when, and the labelling rules:
+``facts_bench.py``'s docstring, section 2.
 """
 
 from __future__ import annotations

@@ -53,6 +53,12 @@ def _updates(up: dict[str, Any]) -> list[str]:
                      if system == "solace" else "")
             lines.append(f"  {g:<24}{system:<13}{s['n']:>4}{s['newest']:>9}{s['only_old']:>10}"
                          f"{s['stale_present']:>8}{s['both']:>7}{s['neither']:>9}{extra}")
+    for name, what in (("remember_latency_ms", "remember (classification + write)"),
+                       ("extract_turn_latency_ms", "extract_turn (extraction + classification "
+                        "+ writes)")):
+        if name in up:
+            lat = up[name]
+            lines.append(f"  {what}: p50 {lat['p50']} ms, p95 {lat['p95']} ms (n {lat['n']})")
     for g, subs in up.get("by_subject", {}).items():
         worst = sorted(subs.items(), key=lambda kv: (kv[1]["newest_only"], kv[0]))[:4]
         lines.append(f"  {g}: lowest newest-only by subject: " + ", ".join(
