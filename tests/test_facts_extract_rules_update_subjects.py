@@ -77,3 +77,9 @@ def test_a_pronoun_that_cannot_be_placed_is_left_as_written(before: str,
 @pytest.mark.parametrize("said", ["I'm an architect.", "I'm a mechanic now.", "I'm a barista."])
 def test_a_role_noun_without_a_role_suffix_is_still_a_job(said: str) -> None:
     assert only(said).slot == "job"
+
+
+def test_a_relatives_past_feeling_is_no_fact_as_the_speakers_is_not() -> None:
+    assert facts("My mom loved to sit by the window every morning.") == []
+    assert facts("I loved to sit by the window every morning.") == []
+    assert only("My mom retired last year.").slot == "relationship:mother"

@@ -63,11 +63,13 @@ REQUESTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)^please\s+(?:don't|do\s+not)\s+(?=\w)"), "I want you not to "),
 )
 # What follows "my <relative>" when the clause says something about them: a name, a
-# verb ("my sister Maya is", "my mom just retired", "my dad passed away").
+# verb ("my sister Maya is", "my mom just retired", "my dad passed away"); a past
+# thought or feeling ("my mom loved to ...") is no more a fact about them than it is
+# about the speaker (NOT_EVENTS).
 RELATIVE_ACTS = re.compile(
     r"(?:\s+[\w'-]+)?\s+(?:is|are|was|were|has|have|had|will|would|can|just|also|still|never|"
     r"always|and|took|got|went|made|gave|left|came|lost|won|ran|met|told|said|bought|found|"
-    r"\w+s|\w+ed)\b|'s\b"
+    rf"\w+s|(?!(?:{NOT_EVENTS})\b)\w+ed)\b|'s\b"
 )
 # Words that qualify a thing but do not name it ("a new laptop" is about the laptop).
 MODIFIERS = frozenset(
