@@ -67,7 +67,13 @@ counter; ``--quick`` runs a small version with the hashing embedder (for the tes
    unseen for this one rule), a relative's past thought or feeling ("my mom
    loved ...") was made no fact, as the speaker's already was (``NOT_EVENTS``);
    checked on every tuning-conversation turn (one fact fewer: "Maria's aunt
-   believed in volunteering") and the labelled tuning split (unchanged).
+   believed in volunteering") and the labelled tuning split (unchanged). Later the
+   same day, a sibling of the employer/occupation fix found in section 3's
+   templated stream ("Dmitri joined Philips" superseded "Dmitri is a accountant":
+   the two share only the subject's name) became a classification rule (an update
+   by similarity needs a shared word besides the subject's), checked on the
+   templated sequences and the tuning split, and the test split was scored again
+   with it.
 3. Growth: a stream of mentions (2,000; ``--quick`` 200) about one memory id, full
    of restatements: 60 distinct facts (five people times the twelve subjects) in
    three or four phrasings each, 30 known at first and 30 introduced over time, 12

@@ -77,3 +77,10 @@ def test_a_phrase_that_only_looks_like_an_attribute_states_none(text: str,
                                                                  stated: set[str]) -> None:
     assert attributes(text) == stated
 
+
+
+def test_an_employer_never_supersedes_a_role_it_shares_only_the_name_with() -> None:
+    # "is an accountant" states no attribute the table knows; the two share only
+    # "Dmitri", which says who, not what: no update, however similar the vectors.
+    live = [fact("a", "Dmitri is an accountant")]
+    assert decide("Dmitri joined Philips", live, [unit(1, 0)], unit(1, 0))[0] is WriteClass.ADD

@@ -147,9 +147,10 @@ def _same_subject_new_value(candidate: Candidate, cand_terms: Sequence[str],
     other words, never two different ones ("works at Siemens" does not replace "works
     as a pilot", however alike the words); or the plan or activity under way it
     states, now done (:func:`~solace.facts.progress.fulfils`: "plans to submit X" ->
-    "submitted X"); or similar text sharing most content words with a *replaced*
-    name, number or date (one the other lacks on both sides), a flipped negation, or
-    a correction cue.
+    "submitted X"); or similar text sharing most content words, one at least besides
+    the subject's ("Dmitri joined Philips" shares only "Dmitri" with "Dmitri is an
+    accountant"), with a *replaced* name, number or date (one the other lacks on both
+    sides), a flipped negation, or a correction cue.
     """
     who, fact_who = subject(candidate.text), subject(fact.text)
     if who and fact_who and who != fact_who:
@@ -170,6 +171,8 @@ def _same_subject_new_value(candidate: Candidate, cand_terms: Sequence[str],
         return None
     if not a or not b or len(a & b) < 0.5 * min(len(a), len(b)):
         return None
+    if not (a & b) - set(terms(who)) - set(terms(fact_who)):
+        return None  # only the subject in common: who, not what
     fact_values = _values(fact.text)
     if cand_values - fact_values and fact_values - cand_values:
         return "same subject, another name, number or date"
