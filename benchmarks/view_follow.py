@@ -30,7 +30,6 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ import trio  # noqa: E402
 from solace.memory.candidates import Retriever  # noqa: E402
 from solace.memory.longterm import LongTermTier  # noqa: E402
 from solace.memory.record import MemoryRecord  # noqa: E402
+from solace.memory.testing import retriever_over  # noqa: E402
 from solace.memory.working import WorkingTier  # noqa: E402
 
 DIM = 384
@@ -57,30 +57,6 @@ class Memory:
     agent: str
     working: WorkingTier
     longterm: LongTermTier
-
-
-class Events:
-    async def get_many(self, ids: Sequence[int]) -> list[Any]:
-        return [_Event(i) for i in ids]
-
-
-@dataclass(frozen=True)
-class _Event:
-    entry_id: int
-
-    @property
-    def content(self) -> str:
-        return f"{WORDS[self.entry_id % len(WORDS)]} event {self.entry_id}"
-
-
-class Tokens:
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        return [len(t.split()) for t in texts]
-
-
-class Inline:
-    async def run(self, fn: Any, *args: Any) -> Any:
-        return fn(*args)
 
 
 def _record(rng: random.Random, rid: int, rung: int, first: int) -> MemoryRecord:
@@ -96,8 +72,7 @@ def build(size: int, rng: random.Random) -> tuple[Memory, Retriever]:
     for i in range(60):  # a working tier of a budget's size
         memory.working.add(_record(rng, 10 * size + i, 1, 10 * (size + i) + 1))
     memory.longterm.add([_record(rng, i, 1, 10 * i + 1) for i in range(1, size + 1)])
-    retriever = Retriever(memory, tokenizer=Tokens(), offloader=Inline(), events=Events(),  # type: ignore[arg-type]
-                          rehydrate=lambda events, rung: " ".join(e.content for e in events))
+    retriever = retriever_over(memory)
     return memory, retriever
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from solace.memory.candidates import Retriever
 from solace.memory.changes import ChangeLog
 from solace.memory.longterm import LongTermTier
 from solace.memory.record import MemoryRecord
+from solace.memory.testing import retriever_over
 from solace.memory.tier_view import (
     TierView,
     changed_between,
@@ -130,39 +130,8 @@ def test_a_change_log_that_no_longer_reaches_back_says_so() -> None:
         ChangeLog(keep=0)
 
 
-class Events:
-    def __init__(self) -> None:
-        self.cache: dict[int, Any] = {}
-
-    async def get_many(self, ids: Sequence[int]) -> list[Any]:
-        return [_Event(i) for i in ids]
-
-    def cached(self, entry_id: int) -> Any:
-        return None
-
-
-@dataclass(frozen=True)
-class _Event:
-    entry_id: int
-
-    @property
-    def content(self) -> str:
-        return f"{WORDS[self.entry_id % len(WORDS)]} event {self.entry_id}"
-
-
-class Tokens:
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        return [len(t.split()) for t in texts]
-
-
-class Inline:
-    async def run(self, fn: Any, *args: Any) -> Any:
-        return fn(*args)
-
-
 def _retriever(memory: Memory) -> Retriever:
-    return Retriever(memory, tokenizer=Tokens(), offloader=Inline(), events=Events(),  # type: ignore[arg-type]
-                     rehydrate=lambda events, rung: " ".join(e.content for e in events))
+    return retriever_over(memory)
 
 
 def _indexed(retriever: Retriever) -> tuple[dict[int, str], dict[int, str]]:
