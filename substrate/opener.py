@@ -107,7 +107,7 @@ def open_substrate(
         fsync: Durability policy: what an acknowledged append survives, see
             :mod:`substrate.durability`.
         batch_interval_ms: ``batch``: longest time an acknowledged event stays unsynced.
-        batch_max_events: ``batch``: most events that stay unsynced.
+        batch_max_events: ``batch``: an append returns with fewer than this many events unsynced.
         key_source: Where keys come from when ``key`` is None (default ``KeySource()``:
             ``$SOLACE_SUBSTRATE_KEY``, else ``<path>/substrate.key``, created for a new
             substrate).
