@@ -143,9 +143,10 @@ async def replay(source: ProjectionSource, projections: Sequence[Projection], *,
     events = await source.scan(since_id=since or None, kinds=_kinds_since(live))
     report.read = len(events)
     applied = dict.fromkeys((p.name for p in projections), 0)
+    feeding = tuple(live)  # copied again only when a projection is dropped
     for event in events:
         eid, kind = event.entry_id, event.kind
-        for projection, mark in list(live):
+        for projection, mark in feeding:
             reads = projection.kinds
             if eid <= mark or (reads is not None and kind not in reads):
                 continue
@@ -155,6 +156,8 @@ async def replay(source: ProjectionSource, projections: Sequence[Projection], *,
                 _drop(report, live, projection, mark, exc, optional, f"entry {eid}")
                 continue
             applied[projection.name] += 1
+        if len(feeding) != len(live):
+            feeding = tuple(live)
     for projection, mark in list(live):
         try:
             await projection.finish(head)
