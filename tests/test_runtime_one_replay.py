@@ -68,10 +68,11 @@ async def test_a_restart_reads_the_substrate_once_and_only_the_tail(
     # The conversation layer and the agents start from their snapshots: the messages
     # the runtime logged are not read again; fact memory and the workspace (no
     # snapshots) read their own kinds, which are few.
-    assert kinds["message"] == kinds["speech"] == kinds["session"] == kinds["fade"] == head
+    # (a snapshot taken at close may follow a touch event written at close: >= head)
+    assert min(kinds["message"], kinds["speech"], kinds["session"], kinds["fade"]) >= head
     assert kinds["memfact"] == kinds["topic"] == kinds["workspace"] == 0
-    assert {e.kind for e in found} <= {"memfact", "topic", "note", "curation", "fact",
-                                        "workspace"}
+    assert all(e.entry_id > head for e in found
+               if e.kind not in {"memfact", "topic", "note", "curation", "fact", "workspace"})
 
 
 async def test_a_first_open_reads_each_kind_from_the_start_once(
