@@ -49,5 +49,5 @@ def retriever_over(memory: Any) -> Retriever:
     """A :class:`Retriever` over ``memory`` (anything with ``agent``, ``working`` and
     ``longterm``): events are :class:`SyntheticEvent`, tokens are words, blocking work
     runs inline, a rehydrated form is its events' contents joined."""
-    return Retriever(memory, tokenizer=_Words(), offloader=_Inline(), events=_Events(),  # type: ignore[arg-type]
+    return Retriever(memory, tokenizer=_Words(), offloader=_Inline(), events=_Events(),
                      rehydrate=lambda events, rung: " ".join(e.content for e in events))
