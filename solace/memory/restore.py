@@ -50,7 +50,7 @@ REPLAY_SLACK = 1024
 
 @dataclass(slots=True)
 class Restored:
-    """An agent's tiers as read back: what :func:`restore` hands to ``AgentMemory.open``.
+    """An agent's tiers as read back: what :func:`complete` hands to ``AgentMemory.finish_opening``.
 
     Attributes:
         working: working records, with embeddings.
