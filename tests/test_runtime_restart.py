@@ -11,8 +11,8 @@ from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
 
 
-def config(warmup: int = 2, **memory: float) -> Config:
-    small = AgentConfig(budget_tokens=40)
+def config(warmup: int = 2, budget: int = 40, **memory: float) -> Config:
+    small = AgentConfig(budget_tokens=budget)
     return Config(
         models=ModelsConfig(embedder="hashing", llm_backend="none"),
         substrate=SubstrateConfig(fsync="always"),
@@ -71,7 +71,13 @@ async def test_warm_up_rehydrates_the_newest_longterm_records_so_no_agent_starts
         newest = [r.record_id for r in rt.memories["Main"].longterm.newest(2)]
         assert len(newest) == 2
     clock.advance(3600)
-    async with open_runtime(tmp_path, config(warmup=2), clock=clock) as rt:
+    # A working budget with room for the warmed records: with 40 tokens the fade
+    # coroutine, which starts with the actors, could demote one before we look.
+    async with open_runtime(tmp_path, config(warmup=2, budget=4000), clock=clock) as rt:
+        added = {int(e.attrs["record_id"]): int(e.attrs["rung"])  # what warm-up wrote
+                 for e in await rt.substrate.scan(agent="Main", kind="fade")
+                 if e.attrs.get("op") == "add" and e.attrs.get("tier") == "working"}
+        assert {rid: added.get(rid) for rid in newest} == dict.fromkeys(newest, 1)
         memory = rt.memories["Main"]
         for rid in newest:
             record = memory.working.get(rid)
