@@ -170,9 +170,9 @@ class Conversations:
         """
         if self.snapshot_path is None:
             return False
-        async with self._write_lock:
+        async with self._write_lock:  # no write folds in while it is encoded off the loop
             head = int(self.store.substrate.last_id)
-            data = encode(self.projection, head)
+            data = await self.offloader.run(encode, self.projection, head)
         await self.offloader.run(functools.partial(
             write_encoded, self.snapshot_path, data, ring=self.store.substrate.key_ring))
         return True
