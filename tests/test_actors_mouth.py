@@ -64,7 +64,7 @@ async def test_main_builds_its_prompt_from_its_memory_and_falls_back_without_llm
         answer = await rt.ask("Where does Ana live?")
         assert answer.text == "Ana lives in Lisbon."
         prompt = "\n".join(m["content"] for m in llm.prompts[0])
-        assert "sister Ana lives in Lisbon." in prompt  # raw, or faded with "My" resolved
+        assert "sister Ana lives in Lisbon" in prompt  # raw, or faded with "My" resolved
 
 
 def test_tidy_reply_cuts_loops_and_refuses_non_answers() -> None:
