@@ -65,3 +65,36 @@ def test_sync_makes_the_index_hold_exactly_the_given_documents() -> None:
 def test_bad_parameters_are_refused() -> None:
     with pytest.raises(ValueError, match="k1"):
         LexicalIndex(k1=-1)
+
+
+def test_an_index_rebuilt_from_its_state_scores_exactly_as_the_original() -> None:
+    index = LexicalIndex(k1=1.5, b=0.6)
+    index.sync({1: "Caroline went hiking in May", 2: "Melanie paints sunsets",
+                3: "hiking hiking with Caroline", 4: "the and of"})  # 4: only stop words
+    index.remove(2)
+    index.add(5, "a pottery class on 7 May")
+    copy = LexicalIndex.from_state(index.state())
+    assert sorted(copy.ids()) == sorted(index.ids()) and copy.text(5) == index.text(5)
+    for query in ("Caroline hiking", "May pottery", "sunsets", "the"):
+        assert copy.scores(query) == index.scores(query)
+        assert copy.ceiling(query) == index.ceiling(query)
+    copy.add(6, "Caroline in May")  # still incremental after the rebuild
+    index.add(6, "Caroline in May")
+    assert copy.scores("Caroline May") == index.scores("Caroline May")
+
+
+def test_a_state_whose_arrays_do_not_fit_is_refused() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    index = LexicalIndex()
+    index.sync({1: "alpha beta", 2: "beta gamma"})
+    state = index.state()
+    bad = [dataclasses.replace(state, docs=state.docs + 5),
+           dataclasses.replace(state, texts=state.texts[:1]),
+           dataclasses.replace(state, indptr=state.indptr[:-1]),
+           dataclasses.replace(state, ids=np.array([1, 1], dtype=np.int64))]
+    for damaged in bad:
+        with pytest.raises(ValueError, match="lexical state"):
+            LexicalIndex.from_state(damaged)

@@ -172,3 +172,38 @@ async def test_a_query_holding_an_older_view_gets_indexes_of_its_own_view() -> N
     records, units = _indexed(retriever)
     assert set(records) == set(old.records)
     assert set(units) == set(old.owners)
+
+
+async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
+    tmp_path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept through the forms file, then the tiers change: the seeded retriever's first
+    query syncs the kept indexes to the tiers, analysing only the changed texts."""
+    from solace.memory import lexical
+    from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
+    from substrate import KeyRing
+
+    rng = random.Random(11)
+    memory, next_id = _memory(), [0]
+    for _ in range(120):
+        _step(rng, memory, next_id)
+    first = _retriever(memory)
+    await first.refresh()
+    ring, stamp = KeyRing.generate(), fingerprint("config")
+    write_forms(tmp_path, first.forms(), agent="Main", ring=ring, fingerprint=stamp)
+    for _ in range(5):
+        _step(rng, memory, next_id)
+    analysed: list[str] = []
+    real_terms = lexical.terms
+    monkeypatch.setattr(lexical, "terms", lambda text: analysed.append(text) or real_terms(text))
+    seeded = _retriever(memory)
+    seeded.seed(read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp))
+    view = await seeded.refresh()
+    from_kept = len(analysed)
+    fresh = _retriever(memory)
+    _same(view, await fresh.refresh())
+    assert _indexed(seeded) == _indexed(fresh)
+    for query in ("kayak lake", "Sweden race", "violin"):
+        assert seeded._records.scores(query) == pytest.approx(fresh._records.scores(query))
+        assert seeded._units.scores(query) == pytest.approx(fresh._units.scores(query))
+    assert from_kept < (len(analysed) - from_kept) / 2  # a full sync analyses every text

@@ -142,9 +142,11 @@ class Retriever:
     # ------------------------------------------------------------ forms
 
     def forms(self) -> Forms:
-        """A copy of the texts derived so far (rung-3 records' forms, units' forms),
-        to keep across a restart (:mod:`~solace.memory.retrieval_forms`)."""
-        return Forms(dict(self._forms), dict(self._unit_forms))
+        """A copy of the texts derived so far (rung-3 records' forms, units' forms) and
+        of both BM25 indexes, to keep across a restart
+        (:mod:`~solace.memory.retrieval_forms`)."""
+        return Forms(dict(self._forms), dict(self._unit_forms), self._records.state(),
+                     self._units.state())
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as
@@ -154,6 +156,13 @@ class Retriever:
             self._forms.setdefault(rid, form)
         for eid, unit in forms.units.items():
             self._unit_forms.setdefault(eid, unit)
+        # The kept indexes, while this retriever has indexed nothing itself: the first
+        # query's full sync checks each document's text against the tiers' records.
+        if self._indexed is None and not len(self._records) and not len(self._units):
+            if forms.records_index is not None:
+                self._records = LexicalIndex.from_state(forms.records_index)
+            if forms.units_index is not None:
+                self._units = LexicalIndex.from_state(forms.units_index)
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
         """The text a record is injected as, and its tokens (rung 3: rehydrated).

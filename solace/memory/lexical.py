@@ -19,11 +19,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["STOP_WORDS", "LexicalIndex", "content_words", "query_terms", "stem", "terms"]
+__all__ = ["STOP_WORDS", "LexicalIndex", "LexicalState", "content_words", "query_terms", "stem",
+           "terms"]
 
 # A compact English stop-word list (function words, auxiliaries, pronouns). Content
 # words — names, nouns, verbs, numbers — are what remain.
@@ -104,6 +106,39 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(sorted(set(terms(query))))
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class LexicalState:
+    """A :class:`LexicalIndex`'s contents as flat arrays, to write and read back fast.
+
+    ``ids[i]`` was indexed as ``texts[i]``; the posting of ``terms[t]`` is the
+    documents ``docs[indptr[t]:indptr[t + 1]]`` (positions in ``ids``) with their term
+    frequencies ``tfs[...]`` at the same places.
+    """
+
+    k1: float
+    b: float
+    ids: np.ndarray  # int64
+    texts: list[str]
+    terms: list[str]
+    indptr: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int64
+    tfs: np.ndarray  # int64
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays fit together (a damaged file, a bug)."""
+        n = len(self.ids)
+        if len(self.texts) != n or len(self.indptr) != len(self.terms) + 1:
+            raise ValueError(f"lexical state of {n} ids has {len(self.texts)} texts and "
+                             f"{len(self.indptr)} posting bounds for {len(self.terms)} terms")
+        if len(self.docs) != len(self.tfs) or (len(self.indptr) and (
+                self.indptr[0] != 0 or self.indptr[-1] != len(self.docs)
+                or (np.diff(self.indptr) <= 0).any())):
+            raise ValueError("lexical state's postings do not fit their bounds")
+        if len(self.docs) and (self.docs.min() < 0 or self.docs.max() >= n
+                               or self.tfs.min() < 1):
+            raise ValueError("lexical state's postings name a document it does not hold")
+        if len(set(self.ids.tolist())) != n:
+            raise ValueError("lexical state holds an id twice")
 
 
 class LexicalIndex:
@@ -182,6 +217,50 @@ class LexicalIndex:
                     del self._postings[term]
         self._total_length -= self._lengths.pop(doc_id)
         self._free.append(self._slot.pop(doc_id))
+
+    def state(self) -> LexicalState:
+        """The index's contents as arrays (a copy: later changes do not show in it)."""
+        ids = list(self._lengths)
+        at = {d: i for i, d in enumerate(ids)}
+        names = list(self._postings)
+        sizes = [len(self._postings[t]) for t in names]
+        indptr = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        docs = np.fromiter((at[d] for t in names for d in self._postings[t]),
+                           dtype=np.int64, count=int(indptr[-1]))
+        tfs = np.fromiter((tf for t in names for tf in self._postings[t].values()),
+                          dtype=np.int64, count=int(indptr[-1]))
+        return LexicalState(self.k1, self.b, np.array(ids, dtype=np.int64),
+                            [self._texts[d] for d in ids], names, indptr, docs, tfs)
+
+    @classmethod
+    def from_state(cls, state: LexicalState) -> LexicalIndex:
+        """The index :meth:`state` was taken of, without analysing any text again.
+
+        Raises:
+            ValueError: the state's arrays do not fit together.
+        """
+        state.check()
+        index = cls(k1=state.k1, b=state.b)
+        ids = state.ids.tolist()
+        lengths = np.bincount(state.docs, weights=state.tfs, minlength=len(ids))
+        lengths_list = [int(x) for x in lengths.tolist()]
+        index._lengths = dict(zip(ids, lengths_list, strict=True))
+        index._texts = dict(zip(ids, state.texts, strict=True))
+        index._total_length = sum(lengths_list)
+        docs, tfs, bounds = state.ids[state.docs].tolist(), state.tfs.tolist(), \
+            state.indptr.tolist()
+        index._postings = {
+            term: dict(zip(docs[bounds[t]:bounds[t + 1]], tfs[bounds[t]:bounds[t + 1]],
+                           strict=True))
+            for t, term in enumerate(state.terms)}
+        size = max(64, len(ids))
+        index._slot = {d: i for i, d in enumerate(ids)}
+        index._slot_ids = np.zeros(size, dtype=np.int64)
+        index._slot_ids[:len(ids)] = state.ids
+        index._slot_lengths = np.zeros(size, dtype=np.float64)
+        index._slot_lengths[:len(ids)] = lengths
+        return index
 
     def sync(self, docs: Mapping[int, str]) -> None:
         """Make the index hold exactly ``docs`` (adds, replaces and removes as needed)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
+from solace.memory.lexical import LexicalState
 from solace.sealed import SealedFileRefused, read_sealed, write_sealed
 from substrate import KeyRing
 
@@ -38,7 +39,7 @@ __all__ = ["FORMAT_VERSION", "NAME", "PURPOSE", "Forms", "fingerprint", "read_fo
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 NAME = "retrieval-forms.sealed"
 PURPOSE = "snapshot"
 
@@ -54,6 +55,31 @@ class Forms:
 
     records: RecordForms = field(default_factory=dict)
     units: UnitForms = field(default_factory=dict)
+    #: the BM25 indexes over records and over units, when kept
+    records_index: LexicalState | None = None
+    units_index: LexicalState | None = None
+
+
+def _pack_index(state: LexicalState | None) -> dict[str, object] | None:
+    if state is None:
+        return None
+    return {"k1": state.k1, "b": state.b, "ids": state.ids.tobytes(), "texts": state.texts,
+            "terms": state.terms, "indptr": state.indptr.tobytes(),
+            "docs": state.docs.tobytes(), "tfs": state.tfs.tobytes()}
+
+
+def _unpack_index(packed: dict[str, object] | None) -> LexicalState | None:
+    """The state packed by :func:`_pack_index`; ValueError/KeyError/TypeError if bad."""
+    if packed is None:
+        return None
+    ints = {k: np.frombuffer(packed[k], dtype=np.int64)  # type: ignore[arg-type]
+            for k in ("ids", "indptr", "docs", "tfs")}
+    state = LexicalState(float(packed["k1"]), float(packed["b"]),  # type: ignore[arg-type]
+                         ints["ids"], [str(t) for t in packed["texts"]],  # type: ignore[attr-defined]
+                         [str(t) for t in packed["terms"]],  # type: ignore[attr-defined]
+                         ints["indptr"], ints["docs"], ints["tfs"])
+    state.check()
+    return state
 
 
 def role(agent: str) -> str:
@@ -99,6 +125,8 @@ def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
         "unit_ids": np.array(eids, dtype=np.int64).tobytes(),
         "unit_texts": [forms.units[e][0] for e in eids],
         "unit_tokens": np.array([forms.units[e][1] for e in eids], dtype=np.int64).tobytes(),
+        "records_index": _pack_index(forms.records_index),
+        "units_index": _pack_index(forms.units_index),
     }
     return write_sealed(Path(directory) / NAME, msgpack.packb(meta, use_bin_type=True),
                         ring=ring, purpose=PURPOSE, role=role(agent),
@@ -134,6 +162,8 @@ def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
                 rids, entries, meta["record_texts"], rtok, strict=True)},
             units={e: (str(t), k) for e, t, k in zip(
                 eids, meta["unit_texts"], utok, strict=True)},
+            records_index=_unpack_index(meta.get("records_index")),
+            units_index=_unpack_index(meta.get("units_index")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         log.warning("%s: retrieval forms have a bad field (%r); they are derived again",
