@@ -101,6 +101,12 @@ class Home:
         return self.root / "memory" / "facts" / "projection.sealed"
 
     @property
+    def workspace_snapshot(self) -> Path:
+        """The workspace's ledger and human layers kept across restarts (no fact text:
+        :mod:`solace.workspace.snapshot`)."""
+        return self.root / "memory" / "workspace" / "projection.sealed"
+
+    @property
     def event_vectors_dir(self) -> Path:
         """Where the events' raw-text embeddings are kept across restarts
         (:mod:`solace.memory.event_vectors`)."""

@@ -458,10 +458,13 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
 
 
 async def _keep_projections(opened: Opened) -> None:
-    """Snapshot the conversation layer's and fact memory's projections; a failure (a
-    full disk) is logged: the next open replays the events after the older snapshot,
-    or all of them."""
-    for name, layer in (("conversation", opened.conversations), ("fact memory", opened.facts)):
+    """Snapshot the conversation layer's, fact memory's and the workspace's projections;
+    a failure (a full disk; any error of the optional workspace) is logged: the next
+    open replays the events after the older snapshot, or all of them."""
+    layers: tuple[tuple[str, Any], ...] = (
+        ("conversation", opened.conversations), ("fact memory", opened.facts),
+        ("workspace", opened.workspace))
+    for name, layer in layers:
         if layer is None:
             continue
         try:
@@ -469,6 +472,11 @@ async def _keep_projections(opened: Opened) -> None:
         except OSError as exc:
             log.error("%s snapshot not written (%s); the next open replays more of the "
                       "substrate", name, exc)
+        except Exception as exc:
+            if name != "workspace":
+                raise
+            log.error("workspace snapshot not written (%s: %s); the next open replays more "
+                      "of the substrate", type(exc).__name__, exc)
 
 
 @asynccontextmanager

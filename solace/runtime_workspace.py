@@ -90,7 +90,7 @@ async def open_workspace_or_none(home: Home, config: Config, models: Models, sub
             home.root, config, substrate, clock, facts=facts, embedder=models.embedder,
             tokenizer=models.tokenizer, offloader=models.offloader,
             llm=None if config.models.llm_backend == "none" else models.llm,
-            guard=models.guard, replayed=replayed)
+            guard=models.guard, replayed=replayed, snapshot=home.workspace_snapshot)
     except WorkspaceDisabledError:
         log.info("the workspace is switched off ([workspace] enabled = false): Main uses "
                  "its built-in system prompt")

@@ -122,6 +122,9 @@ class Ledger:
         self.notes: dict[str, list[str]] = {}
         self.decisions: list[tuple[float, str]] = []
         self.last_entry_id = 0
+        #: Every event with an id up to this one is folded in (a restored snapshot's
+        #: checkpoint, :mod:`solace.workspace.snapshot`); later ones are in ``_seen``.
+        self.floor = 0
         self._fact_days: dict[tuple[str, str], date] = {}
         self._memory_days: dict[str, set[date]] = {}
         self._seen: set[int] = set()
@@ -138,12 +141,17 @@ class Ledger:
         may be delivered twice, or by both :meth:`Workspace.on_events` and a scan."""
         change = Change()
         for event in sorted(events, key=lambda e: e.entry_id):
-            if event.kind not in LEDGER_KINDS or event.entry_id in self._seen:
+            if event.kind not in LEDGER_KINDS or event.entry_id <= self.floor \
+                    or event.entry_id in self._seen:
                 continue
             self._seen.add(event.entry_id)
             self.last_entry_id = max(self.last_entry_id, event.entry_id)
             self._apply(event, change)
         return change
+
+    def seen(self, entry_id: int) -> bool:
+        """Whether the event ``entry_id`` (of a ledger kind) is folded in."""
+        return entry_id <= self.floor or entry_id in self._seen
 
     def _add(self, change: Change, entry: Entry) -> date:
         day = self.day_of(entry.ts)

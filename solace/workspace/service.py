@@ -51,6 +51,9 @@ from solace.workspace.rollup import (
     week_key,
     weekly_rollups,
 )
+from solace.workspace.snapshot import encode as encode_snapshot
+from solace.workspace.snapshot import read_snapshot
+from solace.workspace.snapshot import write_encoded as write_snapshot
 from solace.workspace.state import Version, WorkspaceState
 from solace.workspace.synthesis import SynthesisCounts, synthesize_memory
 from solace.workspace.templates import TEMPLATES
@@ -85,8 +88,11 @@ class Workspace:
 
     def __init__(self, *, root: Path, state_path: Path, config: Config, substrate: Any,
                  clock: _Clock, facts: Any, embedder: _Embedder | None, tokenizer: Any,
-                 offloader: Offloader, llm: Any, guard: Any, state: WorkspaceState) -> None:
+                 offloader: Offloader, llm: Any, guard: Any, state: WorkspaceState,
+                 snapshot: Path | None = None) -> None:
         self.root = root
+        #: Where the ledger and layers are kept across restarts (:meth:`snapshot`), or None.
+        self.snapshot_path = snapshot
         self.config = config
         self.settings = config.workspace
         self.tz: tzinfo = _zone(self.settings.timezone)
@@ -115,7 +121,8 @@ class Workspace:
     async def open(cls, home_dir: str | Path, config: Config, substrate: Any, clock: _Clock, *,
                    facts: Any = None, embedder: _Embedder | None = None, tokenizer: Any = None,
                    offloader: Offloader | None = None, llm: Any = None, guard: Any = None,
-                   render_all: bool = True, replayed: bool = True) -> Workspace:
+                   render_all: bool = True, replayed: bool = True,
+                   snapshot: Path | None = None) -> Workspace:
         """Open (creating it on first use) the workspace of the home at ``home_dir``.
 
         Creates SOUL.md, USER.md and AGENTS.md from their templates if missing, replays
@@ -132,6 +139,8 @@ class Workspace:
             replayed: False leaves the replay to the caller, who passes
                 :meth:`replaying` to :func:`solace.projections.replay` with the other
                 projections it opens (one read of the substrate for all of them).
+            snapshot: where the ledger is kept across restarts (:meth:`snapshot`); a
+                usable one there is loaded and only the events after it are replayed.
 
         Raises:
             WorkspaceDisabledError: ``[workspace] enabled = false``.
@@ -153,12 +162,56 @@ class Workspace:
         state = await offloader.run(WorkspaceState.load, state_path, substrate.key_ring)
         ws = cls(root=root, state_path=state_path, config=config, substrate=substrate,
                  clock=clock, facts=facts, embedder=embedder, tokenizer=tokenizer,
-                 offloader=offloader, llm=llm, guard=guard, state=state or WorkspaceState())
+                 offloader=offloader, llm=llm, guard=guard, state=state or WorkspaceState(),
+                 snapshot=snapshot)
+        await ws._load_snapshot()
         async with ws._lock:
             await ws._create_identity_files()
         if replayed:
             await replay(substrate, [ws.replaying(render_all=render_all)])
         return ws
+
+    async def _load_snapshot(self) -> bool:
+        """Start from the kept snapshot (:mod:`solace.workspace.snapshot`) if there is a
+        usable one: the replay then folds only the events after its checkpoint."""
+        if self.snapshot_path is None:
+            return False
+        kept = await self._offloader.run(functools.partial(
+            read_snapshot, self.snapshot_path, ring=self._ring, tz=self.tz,
+            zone=self.settings.timezone, last_id=int(self._substrate.last_id)))
+        if kept is None:
+            return False
+        restored, checkpoint = kept
+        self.ledger, self.layers, self._scanned = restored.ledger, restored.layers, checkpoint
+        return True
+
+    async def snapshot(self) -> bool:
+        """Keep the ledger and the human layers for the next open (taken under the lock),
+        with the checkpoint :meth:`_folded_to` gives. Returns False without a snapshot
+        path.
+
+        Raises:
+            solace.sealed.StorageFullError, OSError: not written; the file holds what
+            it held (a cache: the next open replays more).
+        """
+        if self.snapshot_path is None:
+            return False
+        async with self._lock:
+            data = await self._offloader.run(functools.partial(
+                encode_snapshot, self.ledger, self.layers, await self._folded_to(),
+                zone=self.settings.timezone))
+        await self._offloader.run(functools.partial(
+            write_snapshot, self.snapshot_path, data, ring=self._ring))
+        return True
+
+    async def _folded_to(self) -> int:
+        """(Under the lock.) The last id up to which every event of :data:`SOURCE_KINDS`
+        is folded in: the last scan's mark, or up to the log's head when every such event
+        after it was delivered (:meth:`on_events`) or written here (edits, digests)."""
+        top = int(self._substrate.last_id)
+        later = await self._substrate.scan(since_id=self._scanned or None, kinds=SOURCE_KINDS)
+        unseen = [e.entry_id for e in later if not self.ledger.seen(e.entry_id)]
+        return min(top, min(unseen, default=top + 1) - 1)
 
     def replaying(self, *, render_all: bool = True) -> Batched:
         """The opening's part of a replay (:func:`solace.projections.replay`): every
@@ -196,8 +249,9 @@ class Workspace:
     async def catch_up(self) -> int:
         """Read the substrate's new events of :data:`SOURCE_KINDS` and apply them as
         :meth:`on_events` does. Returns how many were read."""
-        events = await self._scan()
-        await self.on_events(events)
+        async with self._lock:  # scanned and folded at once: see :meth:`snapshot`
+            events = await self._scan()
+            await self._absorb(events, render=True)
         return len(events)
 
     async def on_events(self, events: Iterable[Any]) -> None:
