@@ -104,7 +104,12 @@ async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_aga
     async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
         assert rt.event_vectors.keys() == vectors.keys()
         assert all(np.array_equal(rt.event_vectors[e], vectors[e]) for e in vectors)
-        assert {n: rt.agent(n).retriever.forms() for n in forms} == forms
+        for name, kept in forms.items():
+            again = rt.agent(name).retriever.forms()
+            assert (again.records, again.units) == (kept.records, kept.units)
+            for index in ("records_index", "units_index"):  # the BM25 indexes came back
+                a, b = getattr(again, index), getattr(kept, index)
+                assert dict(zip(a.ids.tolist(), a.texts)) == dict(zip(b.ids.tolist(), b.texts))
     other = config(episode_min_similarity=-0.5)  # forms depend on the memory config
     async with open_runtime(tmp_path, other, clock=clock, warm_up=False) as rt:
         assert rt.agent("Main").retriever.forms().units == {}
