@@ -32,6 +32,9 @@ def autojump_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[trio.testing.Moc
     test took minutes). While a thread is outstanding the threshold is
     ``THREAD_GRACE_S`` instead: the loop sleeps until the thread is done (it wakes the
     loop) and jumps only if the thread takes longer than that.
+
+    So a test whose tasks never all sleep at once (a loop of ``sleep(0)`` beside
+    threads) barely moves virtual time: pace such loops with a virtual sleep.
     """
     clock = trio.testing.MockClock(autojump_threshold=0)
     real_run_sync = trio.to_thread.run_sync
