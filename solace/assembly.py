@@ -181,7 +181,7 @@ class EventVectors:
     async def save(self) -> None:
         """Write the vectors not kept yet. A failed write (a full disk) is logged, not
         raised: the vectors are a cache, embedded again when retrieval needs them."""
-        taken = dict(self.vectors)  # the loop's view; the write runs in a thread
+        taken = self.vectors.frozen()  # the loop's view; the write runs in a thread
         try:
             await self.offloader.run(functools.partial(self.files.save, taken, ring=self.ring))
         except OSError as exc:

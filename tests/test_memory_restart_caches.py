@@ -2,27 +2,41 @@
 
 Events' raw-text embeddings: append-only segments, each new vector written once; a
 damaged or foreign segment is skipped (WARNING) and replaced by the next save; too
-many segments are merged into one. Retrieval's derived texts: only for the code and
-config that made them; a damaged file is skipped (WARNING)."""
+many segments are merged into one. They are kept as float16 and scored in float32,
+within 1e-3 of float32 storage; a float32 segment of format 1 still loads.
+Retrieval's derived texts: only for the code and config that made them; a damaged
+file is skipped (WARNING)."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
+import msgpack
 import numpy as np
 import pytest
 
-from solace.memory.event_vectors import BLOCK_ROWS, MERGE_ABOVE, EventVectorFiles, EventVectorStore
+from solace.memory.event_vectors import (
+    BLOCK_ROWS,
+    CHUNK_ROWS,
+    FORMAT_VERSION,
+    MERGE_ABOVE,
+    PURPOSE,
+    EventVectorFiles,
+    EventVectorStore,
+    segment_role,
+)
 from solace.memory.retrieval_forms import NAME, Forms, fingerprint, read_forms, write_forms
+from solace.sealed import write_sealed
 from substrate import KeyRing
 
 DIM = 8
 
 
 def vecs(ids: range, seed: int = 0) -> dict[int, np.ndarray]:
+    """float32 vectors that float16 holds exactly (the store keeps float16)."""
     rng = np.random.default_rng(seed)
-    return {i: rng.standard_normal(DIM).astype(np.float32) for i in ids}
+    return {i: rng.standard_normal(DIM).astype(np.float16).astype(np.float32) for i in ids}
 
 
 def load(path: Path, ring: KeyRing, embedder: str = "minilm"
@@ -133,3 +147,122 @@ def test_the_vector_store_scores_every_event_once_per_query_across_its_blocks() 
         store[7] = np.zeros(DIM + 1, dtype=np.float32)
     with pytest.raises(TypeError, match="never removed"):
         del store[0]
+
+
+def unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_similarities_from_float16_storage_are_within_1e_3_of_float32() -> None:
+    dim = 384
+    rows = unit_rows(2 * BLOCK_ROWS + CHUNK_ROWS // 2 + 3, dim, seed=6)  # partial chunk
+    rows[0, :4] = [0.0, -0.0, 1e-6, -3e-5]  # zeros and float16 subnormals widen exactly
+    store = EventVectorStore()
+    for eid, row in enumerate(rows):
+        store[eid] = row
+    assert store._blocks[0].dtype == np.float16  # 2 bytes a value, half of float32's
+    got = store[5]
+    assert got.dtype == np.float32 and np.abs(got - rows[5]).max() <= 2.0 ** -11
+    assert store.get(10**9) is None
+    half = np.stack([store[e] for e in range(len(rows))])  # the widened rows
+    for query in unit_rows(5, dim, seed=7):
+        sims = store.similarities(query)
+        assert sims.dtype == np.float32 and sims.shape == (len(rows),)
+        assert np.abs(sims - rows @ query).max() < 1e-3
+        assert np.allclose(sims, half @ query, rtol=0, atol=1e-6)  # only the rounding
+        big = query * 1e5  # beyond the fast path's range: widened by numpy instead
+        assert np.allclose(store.similarities(big), (half @ query) * 1e5, rtol=1e-5, atol=1e-2)
+    with pytest.raises(ValueError, match="float16"):
+        store[10**6] = np.full(dim, 1e6, dtype=np.float32)
+
+
+def test_a_frozen_copy_is_read_only_and_keeps_what_it_was_taken_with(tmp_path: Path) -> None:
+    ring = KeyRing.generate()
+    store = EventVectorStore()
+    live = vecs(range(0, 40), seed=8)
+    for eid, vector in live.items():
+        store[eid] = vector
+    frozen = store.frozen()
+    store[99] = np.ones(DIM, dtype=np.float32)
+    assert 99 not in frozen and len(frozen) == len(live) and same(dict(frozen), live)
+    with pytest.raises(TypeError, match="read-only"):
+        frozen[100] = np.ones(DIM, dtype=np.float32)
+    files, _ = load(tmp_path, ring)
+    assert files.save(frozen, ring=ring) == len(live)  # a store's rows go out as kept
+    assert same(dict(load(tmp_path, ring)[1]), live)
+
+
+def write_segment(directory: Path, ring: KeyRing, version: int, ids: list[int],
+                  matrix: np.ndarray, name: str = "segment-0000000000000001.sealed") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {"version": version, "embedder": "minilm", "dim": DIM,
+            "ids": np.array(ids, dtype=np.int64).tobytes(), "vectors": matrix.tobytes()}
+    return write_sealed(directory / name, msgpack.packb(meta, use_bin_type=True), ring=ring,
+                        purpose=PURPOSE, role=segment_role(name), what="test vectors")
+
+
+def test_a_format_1_float32_segment_still_loads_and_nothing_is_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert FORMAT_VERSION == 2
+    ring = KeyRing.generate()
+    rng = np.random.default_rng(9)
+    old = {i: rng.standard_normal(DIM).astype(np.float32) for i in range(1, 30)}
+    write_segment(tmp_path, ring, 1, list(old), np.stack(list(old.values())))
+    with caplog.at_level(logging.WARNING, logger="solace.memory.event_vectors"):
+        files, got = load(tmp_path, ring)
+    assert caplog.text == ""  # format 1 is read, not refused
+    assert got.keys() == old.keys() and len(files.segments) == 1
+    for eid, vector in old.items():  # each rounded to float16 once, none dropped
+        assert np.array_equal(got[eid], vector.astype(np.float16).astype(np.float32))
+    assert files.save(got, ring=ring) == 0  # already on disk: not embedded or written again
+    got[40] = np.ones(DIM, dtype=np.float32)
+    assert files.save(got, ring=ring) == 1
+    assert same(dict(load(tmp_path, ring)[1]), dict(got))
+
+
+def test_a_segment_of_an_unknown_format_is_refused_with_one_warning_and_rewritten(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    ring = KeyRing.generate()
+    live = vecs(range(1, 10), seed=10)
+    path = write_segment(tmp_path, ring, 99, list(live), np.stack(list(live.values())))
+    with caplog.at_level(logging.WARNING, logger="solace.memory.event_vectors"):
+        files, got = load(tmp_path, ring)
+    assert len(caplog.records) == 1 and "format version 99" in caplog.text
+    assert len(got) == 0 and files.stale == [path]
+    for eid, vector in live.items():  # retrieval embeds them again
+        got[eid] = vector
+    assert files.save(got, ring=ring) == len(live)
+    assert not path.exists() and same(dict(load(tmp_path, ring)[1]), live)
+
+
+def test_adding_rows_at_once_skips_ids_held_and_matches_one_at_a_time() -> None:
+    one, many = EventVectorStore(), EventVectorStore()
+    live = vecs(range(0, 2 * BLOCK_ROWS + 7, 2), seed=11)
+    ids = np.array(list(live), dtype=np.int64)
+    matrix = np.stack(list(live.values()))
+    for eid, vector in list(live.items())[:10]:
+        one[eid] = many[eid] = vector
+    for eid, vector in list(live.items())[10:]:
+        one[eid] = vector
+    again = np.concatenate([ids, ids[:3]])  # held already, and repeated within the call
+    assert many.add_new(again, np.concatenate([matrix, -matrix[:3]])) == len(ids) - 10
+    assert list(many) == list(one) and same(dict(many), dict(one))
+    assert np.array_equal(many.rows_of(ids), one.rows_of(ids))
+    query = np.ones(DIM, dtype=np.float32)
+    assert np.array_equal(many.similarities(query), one.similarities(query))
+    with pytest.raises(ValueError, match="float16"):
+        many.add_new(np.array([10**6]), np.full((1, DIM), np.inf, dtype=np.float32))
+    assert 10**6 not in many
+
+
+def test_a_merge_with_nothing_to_write_clears_stale_segments(tmp_path: Path) -> None:
+    ring = KeyRing.generate()
+    path = write_segment(tmp_path, ring, 99, [1], np.ones((1, DIM), dtype=np.float32))
+    files, got = load(tmp_path, ring)
+    assert files.stale == [path] and len(got) == 0
+    assert files.save(got, ring=ring) == 0 and not path.exists()
+    assert len(load(tmp_path, ring)[1]) == 0

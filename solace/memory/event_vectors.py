@@ -19,6 +19,16 @@ WARNING, its vectors are embedded again when retrieval needs them, and the next
 the rest. The same merge happens when more than :data:`MERGE_ABOVE` segments exist.
 Each write is atomic (:func:`~solace.sealed.write_private`); a crash between a merge's
 write and its deletes leaves vectors twice, which loading tolerates.
+
+Vectors are kept as float16 (:data:`STORE_DTYPE`), in memory and in segments: 768 B
+an event at 384-d instead of 1.5 KB. Scores are still float32:
+:meth:`EventVectorStore.similarities` widens :data:`CHUNK_ROWS` rows at a time into a
+float32 scratch buffer and multiplies that (numpy's float16 matmul and float16 cast
+are many times slower). For unit vectors a score moves by at most 2^-11 (~4.9e-4)
+from its float32 value; top-10 agreement with float32 is measured by
+``benchmarks/vector_precision.py``. A format-1 segment (float32, written before) still
+loads, its vectors rounded to float16 as they enter the store; the next merge rewrites
+it as format 2.
 """
 
 from __future__ import annotations
@@ -36,18 +46,28 @@ import numpy as np
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
 
-__all__ = ["BLOCK_ROWS", "FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE", "EventVectorFiles",
-           "EventVectorStore", "segment_role"]
+__all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE",
+           "STORE_DTYPE", "EventVectorFiles", "EventVectorStore", "segment_role"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+#: 2: vectors are float16; 1 (still read): float32.
+FORMAT_VERSION = 2
+#: What each format version holds its vectors as.
+_FORMAT_DTYPES = {1: np.float32, 2: np.float16}
+#: How rows are kept, in memory and in segments.
+STORE_DTYPE = np.float16
+#: The smallest magnitude float16 rounds to infinity.
+_HALF_LIMIT = 65520.0
 #: The key-derivation purpose (shared with snapshots: both are caches of the substrate).
 PURPOSE = "snapshot"
 #: More segments than this are merged into one by the next save.
 MERGE_ABOVE = 8
 #: Rows per block of :class:`EventVectorStore` (a block is allocated whole, never moved).
 BLOCK_ROWS = 4096
+#: Rows widened to float32 at a time by :meth:`EventVectorStore.similarities` (the
+#: scratch buffer, 768 KB at 384-d, stays in cache); divides :data:`BLOCK_ROWS`.
+CHUNK_ROWS = 512
 _PREFIX = "segment-"
 _SUFFIX = ".sealed"
 
@@ -99,9 +119,7 @@ class EventVectorFiles:
                 files.stale.append(path)
                 continue
             files.segments.append(path)
-            for eid, vector in zip(ids.tolist(), matrix, strict=True):
-                if eid not in vectors:  # a merge interrupted before its deletes
-                    vectors[eid] = vector
+            vectors.add_new(ids, matrix)  # skips ids held: a merge cut before its deletes
         files.saved = np.array(sorted(vectors), dtype=np.int64)
         return files, vectors
 
@@ -111,14 +129,17 @@ class EventVectorFiles:
             meta = msgpack.unpackb(raw, raw=False)
         except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
             raise SegmentUnusable(f"{path} refused ({exc})") from exc
-        if not isinstance(meta, dict) or meta.get("version") != FORMAT_VERSION:
-            raise SegmentUnusable(f"{path} is not format version {FORMAT_VERSION}")
+        version = meta.get("version") if isinstance(meta, dict) else None
+        if not isinstance(version, int) or version not in _FORMAT_DTYPES:
+            raise SegmentUnusable(f"{path} is format version {version!r}, not one of "
+                                  f"{sorted(_FORMAT_DTYPES)}")
         if meta.get("embedder") != self.embedder or meta.get("dim") != self.dim:
             raise SegmentUnusable(f"{path} holds vectors of {meta.get('embedder')!r} "
                                   f"({meta.get('dim')}-d), not {self.embedder!r}")
         try:
             ids = np.frombuffer(meta["ids"], dtype=np.int64)
-            matrix = np.frombuffer(meta["vectors"], dtype=np.float32).reshape(-1, self.dim)
+            matrix = np.frombuffer(meta["vectors"], dtype=_FORMAT_DTYPES[version]
+                                   ).reshape(-1, self.dim)
         except (KeyError, TypeError, ValueError) as exc:
             raise SegmentUnusable(f"{path} has a bad field ({exc!r})") from exc
         if len(ids) != len(matrix):
@@ -143,8 +164,13 @@ class EventVectorFiles:
         if len(ids) == 0 and not merge:
             return 0
         ids.sort()
-        matrix = (np.stack([np.asarray(vectors[int(e)], dtype=np.float32) for e in ids])
-                  if len(ids) else np.zeros((0, self.dim), dtype=np.float32))
+        if not len(ids):
+            matrix = np.zeros((0, self.dim), dtype=STORE_DTYPE)
+        elif isinstance(vectors, EventVectorStore):
+            matrix = vectors.stored(ids)  # as kept: no float32 copy of every vector
+        else:
+            matrix = np.stack([np.asarray(vectors[int(e)], dtype=np.float32) for e in ids]
+                              ).astype(STORE_DTYPE)
         if matrix.shape[1] != self.dim:
             raise ValueError(f"event vectors are {matrix.shape[1]}-d, the files hold {self.dim}-d")
         name = f"{_PREFIX}{secrets.token_hex(8)}{_SUFFIX}"
@@ -168,10 +194,11 @@ class SegmentUnusable(Exception):
 
 
 class EventVectorStore(MutableMapping[int, np.ndarray]):
-    """The runtime's one copy of the events' vectors: entry id -> float32 vector.
+    """The runtime's one copy of the events' vectors: entry id -> vector, kept as
+    float16 (:data:`STORE_DTYPE`) and handed out as a float32 copy.
 
-    Rows live in fixed blocks of :data:`BLOCK_ROWS` (a block never moves, so a vector
-    handed out stays valid and growing copies nothing). Every agent's retrieval asks
+    Rows live in fixed blocks of :data:`BLOCK_ROWS` (a block never moves, so growing
+    copies nothing and :meth:`frozen` copies no row). Every agent's retrieval asks
     the same query vector of the same events, so :meth:`similarities` scores all rows
     once per query vector and the agents pick their units' rows out of that
     (:meth:`rows_of`), instead of each stacking and scoring its own copy.
@@ -184,6 +211,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._size = 0
         self._row_of = np.full(0, -1, dtype=np.int64)  # entry id -> row (-1: none)
         self._last: tuple[bytes, np.ndarray] | None = None  # query bytes, similarities
+        self._frozen = False
 
     def __len__(self) -> int:
         return self._size
@@ -200,19 +228,25 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         row = self._row(entry_id)
         if row < 0:
             raise KeyError(entry_id)
-        vector: np.ndarray = self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS]
+        vector: np.ndarray = self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS].astype(np.float32)
         return vector
 
     def __iter__(self) -> Iterator[int]:
         return iter(np.flatnonzero(self._row_of >= 0).tolist())
 
     def __setitem__(self, entry_id: int, vector: np.ndarray) -> None:
-        vector = np.asarray(vector, dtype=np.float32)
+        if self._frozen:
+            raise TypeError("a frozen copy of the event vectors is read-only")
+        vector = np.asarray(vector)
         if self._dim is None:
             self._dim = int(vector.shape[-1])
         if vector.shape != (self._dim,):
             raise ValueError(f"event {entry_id}'s vector has shape {vector.shape}, "
                              f"the store holds {self._dim}-d vectors")
+        if not float(np.abs(vector).max(initial=0.0)) < _HALF_LIMIT:  # inf, or NaN
+            raise ValueError(f"event {entry_id}'s vector is not finite in float16 "
+                             f"(|x| < 65520; embeddings are unit vectors)")
+        half = vector.astype(STORE_DTYPE)
         row = self._row(entry_id)
         if row < 0:
             if entry_id < 0:
@@ -224,10 +258,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                 self._row_of = grown
             row = self._size
             if row == len(self._blocks) * BLOCK_ROWS:
-                self._blocks.append(np.zeros((BLOCK_ROWS, self._dim), dtype=np.float32))
+                self._blocks.append(np.zeros((BLOCK_ROWS, self._dim), dtype=STORE_DTYPE))
             self._size += 1
             self._row_of[entry_id] = row
-        self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS] = vector
+        self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS] = half
         self._last = None
 
     def __delitem__(self, entry_id: int) -> None:
@@ -241,17 +275,136 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         rows[inside] = self._row_of[ids[inside]]
         return rows
 
+    def add_new(self, entry_ids: np.ndarray, matrix: np.ndarray) -> int:
+        """Set the vectors (rows of ``matrix``) of those ``entry_ids`` the store does not
+        hold yet (the first of repeated ids), all at once; returns how many.
+
+        Raises:
+            ValueError: a row of the wrong width, or not finite in float16; nothing is set.
+        """
+        if self._frozen:
+            raise TypeError("a frozen copy of the event vectors is read-only")
+        ids = np.asarray(entry_ids, dtype=np.int64)
+        matrix = np.asarray(matrix)
+        if matrix.ndim != 2 or len(matrix) != len(ids):
+            raise ValueError(f"{len(ids)} ids for vectors of shape {matrix.shape}")
+        if len(ids) == 0:
+            return 0
+        dim = self._dim if self._dim is not None else int(matrix.shape[1])
+        if matrix.shape[1] != dim:
+            raise ValueError(f"vectors of shape {matrix.shape}, the store holds {dim}-d vectors")
+        if (ids < 0).any():
+            raise KeyError(f"entry ids are >= 0, got {int(ids.min())}")
+        if not float(np.abs(matrix).max(initial=0.0)) < _HALF_LIMIT:
+            raise ValueError("a vector is not finite in float16 (|x| < 65520)")
+        _, first = np.unique(ids, return_index=True)
+        first.sort()
+        first = first[self.rows_of(ids[first]) < 0]
+        ids, matrix = ids[first], matrix[first]
+        self._dim = dim
+        if len(ids) == 0:
+            return 0
+        top = int(ids.max())
+        if top >= len(self._row_of):
+            grown = np.full(max(2 * len(self._row_of), top + 1, 1024), -1, dtype=np.int64)
+            grown[: len(self._row_of)] = self._row_of
+            self._row_of = grown
+        start, done = self._size, 0
+        while done < len(ids):
+            row = start + done
+            if row == len(self._blocks) * BLOCK_ROWS:
+                self._blocks.append(np.zeros((BLOCK_ROWS, dim), dtype=STORE_DTYPE))
+            offset = row % BLOCK_ROWS
+            take = min(BLOCK_ROWS - offset, len(ids) - done)
+            self._blocks[row // BLOCK_ROWS][offset:offset + take] = matrix[done:done + take]
+            done += take
+        self._size = start + len(ids)
+        self._row_of[ids] = np.arange(start, self._size, dtype=np.int64)
+        self._last = None
+        return len(ids)
+
+    def stored(self, entry_ids: np.ndarray) -> np.ndarray:
+        """The rows of ``entry_ids`` as kept (float16), one per id, in their order.
+
+        Raises:
+            KeyError: an id has no vector.
+        """
+        rows = self.rows_of(entry_ids)
+        if (rows < 0).any():
+            raise KeyError(int(np.asarray(entry_ids)[np.argmax(rows < 0)]))
+        out = np.empty((len(rows), self._dim or 0), dtype=STORE_DTYPE)
+        blocks = rows // BLOCK_ROWS
+        for b in np.unique(blocks).tolist():
+            at = blocks == b
+            out[at] = self._blocks[b][rows[at] % BLOCK_ROWS]
+        return out
+
+    def frozen(self) -> EventVectorStore:
+        """A read-only copy as of now, for a thread to read while the loop adds more.
+
+        It shares the blocks (rows already set never change) and copies only the id
+        map, so it costs 8 bytes per id slot, not the vectors."""
+        copy = EventVectorStore()
+        copy._dim, copy._size = self._dim, self._size
+        copy._blocks = list(self._blocks)
+        copy._row_of = self._row_of.copy()
+        copy._frozen = True
+        return copy
+
     def similarities(self, vector: np.ndarray) -> np.ndarray:
-        """``row @ vector`` for every row (row order), remembered for the last vector
-        asked (every agent of one recall asks the same one)."""
+        """``row @ vector`` for every row (row order), float32, remembered for the last
+        vector asked (every agent of one recall asks the same one).
+
+        The float16 rows are widened to float32 :data:`CHUNK_ROWS` at a time into one
+        scratch buffer (per call: two threads never share it) and multiplied there, so
+        a score differs from float32 storage's only by the rows' float16 rounding."""
         vector = np.asarray(vector, dtype=np.float32)
         key = vector.tobytes()
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
-        sims = np.empty(self._size, dtype=np.float32)
-        for i, block in enumerate(self._blocks):
-            start = i * BLOCK_ROWS
-            used = min(BLOCK_ROWS, self._size - start)
-            sims[start:start + used] = block[:used] @ vector
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        size = self._size
+        sims = np.empty(size, dtype=np.float32)
+        if size:
+            _widened_products(self._blocks, size, vector, sims)
         self._last = (key, sims)
         return sims
+
+
+#: float16 bits shifted into float32's place read as the value times 2^-112, exactly,
+#: subnormals and zeros included (float32's exponent bias is 112 more than float16's).
+_WIDEN_SCALE = np.float32(2.0 ** 112)
+#: Clears bits 28-30 (a negative float16's sign, sign-extended and shifted), keeps 31.
+_WIDEN_MASK = np.int32(-0x70000001)  # 0x8FFFFFFF
+#: A query entry at least this large would overflow once scaled by 2^112.
+_WIDEN_LIMIT = 2.0 ** 14
+
+
+def _widened_products(blocks: list[np.ndarray], size: int, vector: np.ndarray,
+                      out: np.ndarray) -> None:
+    """``out[r] = float32(row r) @ vector`` for the first ``size`` rows of ``blocks``.
+
+    numpy's float16 -> float32 cast (and float16 matmul) is several times slower than
+    float32 matmul itself, so a chunk is widened with integer ops instead: its bits,
+    sign-extended to int32 and shifted left 13, with bits 28-30 cleared, are the
+    float32 bits of each value times 2^-112; the query is scaled by 2^112 to match.
+    Both scalings are exact, so the result equals widening then multiplying."""
+    if not float(np.abs(vector).max(initial=0.0)) < _WIDEN_LIMIT:  # too big, or NaN
+        scratch = np.empty((min(CHUNK_ROWS, size), vector.shape[-1]), dtype=np.float32)
+        for start in range(0, size, CHUNK_ROWS):
+            used = min(CHUNK_ROWS, size - start)
+            offset = start % BLOCK_ROWS
+            wide = scratch[:used]
+            np.copyto(wide, blocks[start // BLOCK_ROWS][offset:offset + used])
+            np.matmul(wide, vector, out=out[start:start + used])
+        return
+    scaled = vector * _WIDEN_SCALE
+    bits = np.empty((min(CHUNK_ROWS, size), vector.shape[-1]), dtype=np.int32)
+    for start in range(0, size, CHUNK_ROWS):
+        used = min(CHUNK_ROWS, size - start)
+        offset = start % BLOCK_ROWS
+        part = bits[:used]
+        half = blocks[start // BLOCK_ROWS][offset:offset + used].view(np.int16)
+        np.left_shift(half, 13, out=part, dtype=np.int32)
+        np.bitwise_and(part, _WIDEN_MASK, out=part)
+        np.matmul(part.view(np.float32), scaled, out=out[start:start + used])
