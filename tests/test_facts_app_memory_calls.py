@@ -34,6 +34,7 @@ async def test_the_operator_calls_list_delete_forget_export_and_import(
         app = Solace(rt)
         added = await app.remember("acme", "The contract renews in March 2027.", importance=0.9)
         moved = await app.remember("acme", "The office is in Lisbon.")
+        await trio.sleep(60)  # stated later (two values at one instant would conflict)
         await app.remember("acme", "The office is in Porto.")
         await app.remember("zeta", "The customer prefers invoices in French.")
         assert app.memory_ids() == ["acme", "zeta"]

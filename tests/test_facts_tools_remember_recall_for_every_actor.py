@@ -62,6 +62,7 @@ async def test_mains_remember_and_recall_tool_calls_are_dispatched_and_classifie
         ])
         first = json.loads((await app.chat("Hello there", memory="ada")).text)
         assert first["ok"] and first["class"] == "ADD" and first["memory_id"] == "ada"
+        await trio.sleep(60)  # the next turn is later (one instant would be a CONFLICT)
         second = json.loads((await app.chat("Anything new?", memory="ada")).text)
         old_id = first["fact_id"]
         assert second["class"] == "UPDATE"
