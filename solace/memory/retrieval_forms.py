@@ -26,6 +26,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import numpy as np
@@ -68,15 +69,13 @@ def _pack_index(state: LexicalState | None) -> dict[str, object] | None:
             "docs": state.docs.tobytes(), "tfs": state.tfs.tobytes()}
 
 
-def _unpack_index(packed: dict[str, object] | None) -> LexicalState | None:
+def _unpack_index(packed: dict[str, Any] | None) -> LexicalState | None:
     """The state packed by :func:`_pack_index`; ValueError/KeyError/TypeError if bad."""
     if packed is None:
         return None
-    ints = {k: np.frombuffer(packed[k], dtype=np.int64)  # type: ignore[arg-type]
-            for k in ("ids", "indptr", "docs", "tfs")}
-    state = LexicalState(float(packed["k1"]), float(packed["b"]),  # type: ignore[arg-type]
-                         ints["ids"], [str(t) for t in packed["texts"]],  # type: ignore[attr-defined]
-                         [str(t) for t in packed["terms"]],  # type: ignore[attr-defined]
+    ints = {k: np.frombuffer(packed[k], dtype=np.int64) for k in ("ids", "indptr", "docs", "tfs")}
+    state = LexicalState(float(packed["k1"]), float(packed["b"]), ints["ids"],
+                         [str(t) for t in packed["texts"]], [str(t) for t in packed["terms"]],
                          ints["indptr"], ints["docs"], ints["tfs"])
     state.check()
     return state
