@@ -59,8 +59,8 @@ from solace.models import (  # noqa: E402
     WordPieceTokenizer,
     salient,
 )
+from solace.models.embedding_cache import SharedEmbedder  # noqa: E402
 from solace.offload import Offloader  # noqa: E402
-from solace.shared import SharedEmbedder  # noqa: E402
 from substrate.aio import open_trio_substrate  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"

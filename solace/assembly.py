@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
+from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.candidates import Retriever
 from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
 from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
+from solace.models.embedding_cache import SharedEmbedder
 from solace.offload import Offloader
 from solace.projections import Projection, ReplayReport, replay
+from solace.retrieval_texts import rehydrate_for, resolved_turn
 from solace.runtime_workspace import open_workspace_or_none
-from solace.shared import EventReader, SharedEmbedder, rehydrate_for, resolved_turn
 
 if TYPE_CHECKING:
     from solace.conversation import Conversations

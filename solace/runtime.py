@@ -46,6 +46,7 @@ from solace.assembly import (
 )
 from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
+from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.rebuild import FADE_KIND
@@ -57,7 +58,6 @@ from solace.runtime_workspace import (
     check_session_type,
     check_turn_type,
 )
-from solace.shared import EventReader
 from solace.supervision import TaskHealth, supervise
 from solace.validation import (
     check_text,

@@ -21,11 +21,11 @@ from solace.actors.mood import MoodActor
 from solace.actors.routing import ACTOR_KINDS, MOOD_KIND, Annotation, annotation_attrs, perceive
 from solace.clock import Clock
 from solace.config import Config
+from solace.event_reader import EventReader
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.rebuild import FADE_KIND
 from solace.runtime_workspace import WorkspaceLink
 from solace.sealed import StorageFullError, is_storage_full, storage_full
-from solace.shared import EventReader
 from solace.validation import (
     CheckedObservation,
     InvalidObservationError,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from solace.event_reader import EventReader
 from solace.offload import Offloader
-from solace.shared import EventReader
 
 
 class CountingSubstrate:

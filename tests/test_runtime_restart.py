@@ -109,7 +109,8 @@ async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_aga
             assert (again.records, again.units) == (kept.records, kept.units)
             for index in ("records_index", "units_index"):  # the BM25 indexes came back
                 a, b = getattr(again, index), getattr(kept, index)
-                assert dict(zip(a.ids.tolist(), a.texts)) == dict(zip(b.ids.tolist(), b.texts))
+                assert dict(zip(a.ids.tolist(), a.texts, strict=True)) == \
+                    dict(zip(b.ids.tolist(), b.texts, strict=True))
     other = config(episode_min_similarity=-0.5)  # forms depend on the memory config
     async with open_runtime(tmp_path, other, clock=clock, warm_up=False) as rt:
         assert rt.agent("Main").retriever.forms().units == {}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solace.models import HashingEmbedder
-from solace.shared import SharedEmbedder
+from solace.models.embedding_cache import SharedEmbedder
 
 
 class SlowEmbedder:

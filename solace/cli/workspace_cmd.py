@@ -95,9 +95,9 @@ async def _run(home: Home, args: argparse.Namespace, action: Action) -> str:
     from solace.assembly import Models, open_fact_memory_or_none
     from solace.clock import WallClock
     from solace.models import Guard, NoLLM, build_embedder, build_llm, build_tokenizer
+    from solace.models.embedding_cache import SharedEmbedder
     from solace.offload import Offloader
     from solace.runtime_workspace import open_workspace_or_none
-    from solace.shared import SharedEmbedder
 
     cfg = home.config
     async with await open_home_substrate(home) as sub:
