@@ -12,6 +12,7 @@ def test_all_names_are_exported() -> None:
     public = {n for n in vars(solace.models) if not n.startswith("_")}
     assert set(solace.models.__all__) == public - {"annotations"} - {
         "embedder",
+        "embedding_cache",
         "entities",
         "factory",
         "guard",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from solace.models.embedder import Embedder as Embedder
 from solace.models.embedder import HashingEmbedder as HashingEmbedder
 from solace.models.embedder import MiniLMEmbedder as MiniLMEmbedder
+from solace.models.embedding_cache import SharedEmbedder as SharedEmbedder
 from solace.models.entities import Salient as Salient
 from solace.models.entities import salient as salient
 from solace.models.factory import ModelsConfigLike as ModelsConfigLike
@@ -54,6 +55,7 @@ __all__ = [
     "OpenAICompatibleLLM",
     "Salient",
     "SchemaError",
+    "SharedEmbedder",
     "Tokenizer",
     "Verdict",
     "WordPieceTokenizer",
