@@ -458,25 +458,23 @@ async def _snapshot_all(memories: Mapping[str, Any]) -> None:
 
 
 async def _keep_projections(opened: Opened) -> None:
-    """Snapshot the conversation layer's, fact memory's and the workspace's projections;
-    a failure (a full disk; any error of the optional workspace) is logged: the next
-    open replays the events after the older snapshot, or all of them."""
-    layers: tuple[tuple[str, Any], ...] = (
-        ("conversation", opened.conversations), ("fact memory", opened.facts),
-        ("workspace", opened.workspace))
-    for name, layer in layers:
+    """Snapshot the conversation layer's, fact memory's and the workspace's projections.
+    A snapshot is a cache, so a failure is logged, not raised: the next open replays the
+    events after the older snapshot, or all of them. For the conversation layer and
+    fact memory only a full disk (``OSError``) is such a failure; for the workspace,
+    which is optional, any error is."""
+    layers: tuple[tuple[str, Any, type[Exception]], ...] = (
+        ("conversation", opened.conversations, OSError),
+        ("fact memory", opened.facts, OSError),
+        ("workspace", opened.workspace, Exception))
+    for name, layer, tolerated in layers:
         if layer is None:
             continue
         try:
             await layer.snapshot()
-        except OSError as exc:
-            log.error("%s snapshot not written (%s); the next open replays more of the "
-                      "substrate", name, exc)
-        except Exception as exc:
-            if name != "workspace":
-                raise
-            log.error("workspace snapshot not written (%s: %s); the next open replays more "
-                      "of the substrate", type(exc).__name__, exc)
+        except tolerated as exc:
+            log.error("%s snapshot not written (%s: %s); the next open replays more of the "
+                      "substrate", name, type(exc).__name__, exc)
 
 
 @asynccontextmanager

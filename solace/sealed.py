@@ -35,10 +35,11 @@ import os
 import secrets
 import stat
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import msgpack
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -47,6 +48,9 @@ from substrate.segments import fsync_dir, write_all
 
 __all__ = [
     "read_checkpointed",
+    "refusing_malformed",
+    "snapshot_body",
+    "SnapshotRefused",
     "DIR_MODE",
     "FILE_MODE",
     "HEADER_BYTES",
@@ -328,3 +332,37 @@ def read_checkpointed(path: str | os.PathLike[str], *, ring: KeyRing, purpose: s
                     what, checkpoint, last_id)
         return None
     return kept, checkpoint
+
+
+class SnapshotRefused(ValueError):
+    """Bytes that are not a projection snapshot this code can use: another format, or
+    malformed. A ``ValueError``, so :func:`read_checkpointed` logs it and the caller
+    replays the substrate."""
+
+
+def snapshot_body(data: bytes, *, format: int, what: str, **unpack: Any) -> dict[str, Any]:
+    """The msgpack map a projection's ``encode`` wrote, checked to be of ``format``.
+
+    Raises:
+        SnapshotRefused: not a map, or of another format (``"<what> format ..."``).
+        ValueError, msgpack.UnpackException: not msgpack (see :func:`refusing_malformed`).
+    """
+    body = msgpack.unpackb(data, raw=False, **unpack)
+    if not isinstance(body, dict) or body.get("format") != format:
+        found = body.get("format") if isinstance(body, dict) else type(body).__name__
+        raise SnapshotRefused(f"{what} format {found!r}, expected {format}")
+    return body
+
+
+@contextlib.contextmanager
+def refusing_malformed(what: str) -> Iterator[None]:
+    """Around a projection's ``decode``: any error reading its body (a missing key, a
+    wrong type, bad msgpack, a text that fails authentication) is raised as
+    :class:`SnapshotRefused` (``"<what> malformed: ..."``); a refusal passes as it is."""
+    try:
+        yield
+    except SnapshotRefused:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, InvalidTag,
+            msgpack.UnpackException) as exc:
+        raise SnapshotRefused(f"{what} malformed: {exc!r}") from exc

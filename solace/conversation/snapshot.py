@@ -22,7 +22,13 @@ import msgpack
 
 from solace.conversation.model import Fact, Notes, Scope, Session, ThreadItem, Topic
 from solace.conversation.projection import Projection
-from solace.sealed import read_checkpointed, write_sealed
+from solace.sealed import (
+    SnapshotRefused,
+    read_checkpointed,
+    refusing_malformed,
+    snapshot_body,
+    write_sealed,
+)
 from substrate import KeyRing
 
 __all__ = ["FORMAT", "SnapshotRefused", "decode", "encode", "read_snapshot",
@@ -40,10 +46,6 @@ _KEYED: tuple[tuple[str, type[Any], str], ...] = (
     ("sessions", Session, "session_id"), ("topics", Topic, "topic_id"),
     ("items", ThreadItem, "entry_id"), ("notes", Notes, "topic_id"),
 )
-
-
-class SnapshotRefused(ValueError):
-    """Raised by :func:`decode` for bytes that are not a snapshot of this format."""
 
 
 def _row(record: Any) -> list[Any]:
@@ -92,11 +94,9 @@ def decode(data: bytes) -> tuple[Projection, int]:
     Raises:
         SnapshotRefused: not a snapshot of :data:`FORMAT`, or malformed.
     """
-    try:
-        body = msgpack.unpackb(data, raw=False, strict_map_key=False)
-        if not isinstance(body, dict) or body.get("format") != FORMAT:
-            found = body.get("format") if isinstance(body, dict) else type(body).__name__
-            raise SnapshotRefused(f"conversation snapshot format {found!r}, expected {FORMAT}")
+    with refusing_malformed("conversation snapshot"):
+        body = snapshot_body(data, format=FORMAT, what="conversation snapshot",
+                             strict_map_key=False)
         projection = Projection()
         projection.last_entry_id = int(body["last_entry_id"])
         projection.max_session_no = int(body["max_session_no"])
@@ -112,10 +112,6 @@ def decode(data: bytes) -> tuple[Projection, int]:
         for scope, ids in body["scope_topics"]:
             projection.scope_topics[Scope(*scope)] = list(ids)
         return projection, int(body["checkpoint"])
-    except SnapshotRefused:
-        raise
-    except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
-        raise SnapshotRefused(f"conversation snapshot malformed: {exc!r}") from exc
 
 
 def write_encoded(path: Path, data: bytes, *, ring: KeyRing) -> Path:

@@ -21,15 +21,19 @@ import functools
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import msgpack
-from cryptography.exceptions import InvalidTag
 
 from solace.facts.events import open_text, seal_text
 from solace.facts.model import Fact, FactStatus, WriteClass
 from solace.facts.projection import FactProjection
-from solace.sealed import read_checkpointed, write_sealed
+from solace.sealed import (
+    SnapshotRefused,
+    read_checkpointed,
+    refusing_malformed,
+    snapshot_body,
+    write_sealed,
+)
 from substrate import KeyRing
 
 __all__ = ["FORMAT", "SnapshotRefused", "decode", "encode", "read_snapshot", "write_encoded"]
@@ -42,10 +46,6 @@ _NONCE = 12
 
 #: ``(memory id, fact id) -> the fact's key``, None once it is destroyed.
 KeyOf = Callable[[str, str], bytes | None]
-
-
-class SnapshotRefused(ValueError):
-    """Raised by :func:`decode` for bytes that are not a fact snapshot of this format."""
 
 
 def encode(projection: FactProjection, checkpoint: int, key_of: KeyOf) -> bytes:
@@ -79,12 +79,11 @@ def decode(data: bytes, key_of: KeyOf) -> tuple[FactProjection, int]:
         SnapshotRefused: not a snapshot of :data:`FORMAT` (or of another field list),
             malformed, or a text that does not open under its key.
     """
-    try:
-        body: Any = msgpack.unpackb(data, raw=False)
-        if not isinstance(body, dict) or body.get("format") != FORMAT \
-                or body.get("fields") != list(_FIELDS):
-            found = body.get("format") if isinstance(body, dict) else type(body).__name__
-            raise SnapshotRefused(f"fact snapshot format {found!r}, expected {FORMAT}")
+    with refusing_malformed("fact snapshot"):
+        body = snapshot_body(data, format=FORMAT, what="fact snapshot")
+        if body.get("fields") != list(_FIELDS):
+            raise SnapshotRefused(f"fact snapshot format {FORMAT} of other fields: "
+                                  f"{body.get('fields')!r}")
         facts = []
         for row in body["facts"]:
             values = dict(zip(_FIELDS, row, strict=True))
@@ -100,10 +99,6 @@ def decode(data: bytes, key_of: KeyOf) -> tuple[FactProjection, int]:
             facts.append(Fact(**values))
         return FactProjection.restored(facts, int(body["last_entry_id"])), \
             int(body["checkpoint"])
-    except SnapshotRefused:
-        raise
-    except (ValueError, TypeError, KeyError, InvalidTag, msgpack.UnpackException) as exc:
-        raise SnapshotRefused(f"fact snapshot malformed: {exc!r}") from exc
 
 
 def write_encoded(path: Path, data: bytes, *, ring: KeyRing) -> Path:

@@ -389,22 +389,26 @@ def _widened_products(blocks: list[np.ndarray], size: int, vector: np.ndarray,
     sign-extended to int32 and shifted left 13, with bits 28-30 cleared, are the
     float32 bits of each value times 2^-112; the query is scaled by 2^112 to match.
     Both scalings are exact, so the result equals widening then multiplying."""
+    width = vector.shape[-1]
     if not float(np.abs(vector).max(initial=0.0)) < _WIDEN_LIMIT:  # too big, or NaN
-        scratch = np.empty((min(CHUNK_ROWS, size), vector.shape[-1]), dtype=np.float32)
-        for start in range(0, size, CHUNK_ROWS):
-            used = min(CHUNK_ROWS, size - start)
-            offset = start % BLOCK_ROWS
-            wide = scratch[:used]
-            np.copyto(wide, blocks[start // BLOCK_ROWS][offset:offset + used])
-            np.matmul(wide, vector, out=out[start:start + used])
+        scratch = np.empty((min(CHUNK_ROWS, size), width), dtype=np.float32)
+        for start, rows in _chunks(blocks, size):
+            wide = scratch[:len(rows)]
+            np.copyto(wide, rows)
+            np.matmul(wide, vector, out=out[start:start + len(rows)])
         return
     scaled = vector * _WIDEN_SCALE
-    bits = np.empty((min(CHUNK_ROWS, size), vector.shape[-1]), dtype=np.int32)
-    for start in range(0, size, CHUNK_ROWS):
-        used = min(CHUNK_ROWS, size - start)
-        offset = start % BLOCK_ROWS
-        part = bits[:used]
-        half = blocks[start // BLOCK_ROWS][offset:offset + used].view(np.int16)
-        np.left_shift(half, 13, out=part, dtype=np.int32)
+    bits = np.empty((min(CHUNK_ROWS, size), width), dtype=np.int32)
+    for start, rows in _chunks(blocks, size):
+        part = bits[:len(rows)]
+        np.left_shift(rows.view(np.int16), 13, out=part, dtype=np.int32)
         np.bitwise_and(part, _WIDEN_MASK, out=part)
-        np.matmul(part.view(np.float32), scaled, out=out[start:start + used])
+        np.matmul(part.view(np.float32), scaled, out=out[start:start + len(rows)])
+
+
+def _chunks(blocks: list[np.ndarray], size: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, rows)`` of the first ``size`` rows of ``blocks``, at most
+    :data:`CHUNK_ROWS` at a time (it divides :data:`BLOCK_ROWS`: no chunk spans two)."""
+    for start in range(0, size, CHUNK_ROWS):
+        offset = start % BLOCK_ROWS
+        yield start, blocks[start // BLOCK_ROWS][offset:offset + min(CHUNK_ROWS, size - start)]

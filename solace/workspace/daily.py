@@ -141,8 +141,7 @@ class Ledger:
         may be delivered twice, or by both :meth:`Workspace.on_events` and a scan."""
         change = Change()
         for event in sorted(events, key=lambda e: e.entry_id):
-            if event.kind not in LEDGER_KINDS or event.entry_id <= self.floor \
-                    or event.entry_id in self._seen:
+            if event.kind not in LEDGER_KINDS or self.seen(event.entry_id):
                 continue
             self._seen.add(event.entry_id)
             self.last_entry_id = max(self.last_entry_id, event.entry_id)

@@ -37,7 +37,13 @@ from typing import Any
 
 import msgpack
 
-from solace.sealed import read_checkpointed, write_sealed
+from solace.sealed import (
+    SnapshotRefused,
+    read_checkpointed,
+    refusing_malformed,
+    snapshot_body,
+    write_sealed,
+)
 from solace.workspace.daily import Entry, Ledger
 from solace.workspace.overlay import HumanItem, HumanLayer
 from substrate import KeyRing
@@ -49,11 +55,6 @@ __all__ = ["FORMAT", "Kept", "SnapshotRefused", "decode", "encode", "read_snapsh
 #: of another format is refused and the workspace replays the substrate.
 FORMAT = 1
 _PURPOSE, _ROLE = "snapshot", "workspace-projection"
-
-
-class SnapshotRefused(ValueError):
-    """Raised by :func:`decode` for bytes that are not a workspace snapshot of this
-    format and time zone."""
 
 
 @dataclass(slots=True)
@@ -158,21 +159,14 @@ def decode(data: bytes, *, tz: tzinfo, zone: str) -> tuple[Kept, int]:
         SnapshotRefused: not a snapshot of :data:`FORMAT`, written for another time
             zone than ``zone``, or malformed.
     """
-    try:
-        body: Any = msgpack.unpackb(data, raw=False)
-        if not isinstance(body, dict) or body.get("format") != FORMAT:
-            found = body.get("format") if isinstance(body, dict) else type(body).__name__
-            raise SnapshotRefused(f"workspace snapshot format {found!r}, expected {FORMAT}")
+    with refusing_malformed("workspace snapshot"):
+        body = snapshot_body(data, format=FORMAT, what="workspace snapshot")
         if body.get("zone") != zone:
             raise SnapshotRefused(f"workspace snapshot dated in time zone "
                                   f"{body.get('zone')!r}, the workspace's is {zone!r}")
         layers = {str(rel): _restore_layer(removed, items)
                   for rel, removed, items in body["layers"]}
         return Kept(_restore_ledger(body, tz), layers), int(body["checkpoint"])
-    except SnapshotRefused:
-        raise
-    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as exc:
-        raise SnapshotRefused(f"workspace snapshot malformed: {exc!r}") from exc
 
 
 # ------------------------------------------------------------------ files
