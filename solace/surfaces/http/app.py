@@ -15,11 +15,12 @@ with its traceback and answered 500 with a generic body).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 import trio
@@ -73,6 +74,18 @@ def json_response(status: int, body: Any,
     """``body`` as a JSON response (non-JSON values rendered with ``str``)."""
     data = json.dumps(body, ensure_ascii=False, default=str).encode()
     return Response(data, status, headers=headers, media_type="application/json")
+
+
+def flat(view: Any) -> dict[str, Any]:
+    """A flat dataclass (fields of JSON scalars and tuples of them: the application API's
+    views) as a dict, without ``asdict``'s deep copy of every tuple (a recall's hits cite
+    hundreds of events, and the copy cost more than the recall's scoring)."""
+    return {name: getattr(view, name) for name in _field_names(type(view))}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
 
 
 def error_response(status: int, error: str, detail: str,
@@ -268,7 +281,7 @@ def _handlers(s: _Server) -> dict[str, Handler]:
                                     k=args.get("k", 10), tags=args.get("tags", ()))
         finally:
             s.recall_latency.observe(trio.current_time() - start)
-        return {"query": args["query"], "hits": [asdict(h) for h in hits]}
+        return {"query": args["query"], "hits": [flat(h) for h in hits]}
 
     async def recall_get(call: Call) -> Any:
         return await _recall(call.query)
@@ -277,13 +290,13 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         return await _recall(call.body)
 
     async def topics(call: Call) -> Any:
-        return {"topics": [asdict(t) for t in app.topics()]}
+        return {"topics": [flat(t) for t in app.topics()]}
 
     async def curate(call: Call) -> Any:
         return asdict(await app.curate(call.params["topic_id"], call.body["action"]))
 
     async def facts(call: Call) -> Any:
-        return {"facts": [asdict(f) for f in app.facts()]}
+        return {"facts": [flat(f) for f in app.facts()]}
 
     async def fact(call: Call) -> Any:
         key = call.params["key"]
