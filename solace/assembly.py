@@ -215,14 +215,15 @@ def build_retrievers(
 
 def _forms_fingerprint(config: Config, models: Models) -> str:
     return fingerprint(config.memory, config.runtime.inject_rung,
-                       getattr(models.tokenizer, "name", type(models.tokenizer).__name__))
+                       getattr(models.tokenizer, "name", type(models.tokenizer).__name__),
+                       sources=(type(models.tokenizer).__module__,))
 
 
 async def seed_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,
                                models: Models, ring: Any) -> None:
     """Give each retriever the texts it derived before the last close (same code and
     config only; see :mod:`solace.memory.retrieval_forms`)."""
-    stamp = _forms_fingerprint(config, models)
+    stamp = await models.offloader.run(_forms_fingerprint, config, models)  # parses source
     for name, retriever in retrievers.items():
         retriever.seed(await models.offloader.run(functools.partial(
             read_forms, home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp)))

@@ -11,20 +11,22 @@ events, 25 s of a 34 s first recall. So they are written at close::
 
 sealed (:mod:`solace.sealed`, ``ring.derive("snapshot")``) for the role
 ``memory/<agent>/retrieval-forms``, with a :func:`fingerprint` of everything they
-depend on: the retrieval and memory config, the tokenizer, and the source of every
-module of the ``solace`` package, so any change of code or config drops the file
-(the forms are derived again, as on a new home) instead of serving a stale text. A
+depend on: the retrieval and memory config, the tokenizer, and the source of the
+modules that derive them (:data:`FORMS_SOURCES`, the tokenizer's, and every module of
+ours they import: :mod:`solace.source_digest`), so a change of that code or config drops
+the file (the forms are derived again, as on a new home) instead of serving a stale
+text, and a change anywhere else keeps it. A
 record's form is only reused for the same entry ids. A refused or unreadable file is
 skipped with one WARNING; the next close writes a new one.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +35,10 @@ import numpy as np
 
 from solace.memory.lexical import LexicalState
 from solace.sealed import SealedFileRefused, read_sealed, write_sealed
+from solace.source_digest import PACKAGES, source_digest
 from substrate import KeyRing
 
-__all__ = ["FORMAT_VERSION", "NAME", "PURPOSE", "Forms", "fingerprint", "read_forms",
+__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "Forms", "fingerprint", "read_forms",
            "role", "write_forms"]
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,10 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 2
 NAME = "retrieval-forms.sealed"
 PURPOSE = "snapshot"
+#: The modules whose code derives the forms and their indexes (with what they import).
+FORMS_SOURCES = ("solace.memory.candidates", "solace.memory.chunks", "solace.memory.ladder",
+                 "solace.memory.lexical", "solace.memory.retrieval_forms",
+                 "solace.retrieval_texts")
 
 #: record id -> (entry ids, rehydrated text, tokens)
 RecordForms = dict[int, tuple[tuple[int, ...], str, int]]
@@ -86,20 +93,12 @@ def role(agent: str) -> str:
     return f"memory/{agent}/retrieval-forms"
 
 
-@functools.lru_cache(maxsize=1)
-def _code_digest() -> bytes:
-    root = Path(__file__).resolve().parents[1]  # the solace package
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
-    return h.digest()
-
-
-def fingerprint(*depends_on: object) -> str:
-    """A digest of ``depends_on`` (their ``repr``: frozen config dataclasses, names)
-    and of the ``solace`` package's source."""
-    h = hashlib.sha256(_code_digest())
+def fingerprint(*depends_on: object, sources: Iterable[str] = ()) -> str:
+    """A digest of ``depends_on`` (their ``repr``: frozen config dataclasses, names) and
+    of the source of :data:`FORMS_SOURCES` and ``sources`` (a tokenizer's module; one
+    outside our packages is left out) with every module of ours they import."""
+    ours = [s for s in sources if s.partition(".")[0] in PACKAGES]
+    h = hashlib.sha256(source_digest((*FORMS_SOURCES, *ours)))
     h.update(repr((FORMAT_VERSION, depends_on)).encode())
     return h.hexdigest()
 
