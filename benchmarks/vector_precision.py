@@ -194,7 +194,7 @@ def timing(base: np.ndarray, queries: np.ndarray, rows: int, repeats: int
         "ratio_to_chunked_best": ms["float16"]["best_ms"] / ms["float32_chunked"]["best_ms"],
         "ratio_to_chunked_median": (ms["float16"]["median_ms"]
                                     / ms["float32_chunked"]["median_ms"]),
-        "store_bytes_per_event_float16": sum(b.nbytes for b in store._blocks) / rows,
+        "store_bytes_per_event_float16": sum(b.rows.nbytes for b in store._blocks) / rows,
         "store_bytes_per_event_float32": sum(b.nbytes for b in blocks) / rows,
         "id_map_bytes_per_event": store._row_of.nbytes / rows,
     }

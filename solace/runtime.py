@@ -198,6 +198,7 @@ class Runtime(EventWriting):
         if read_through is None:
             read_through = self.config.runtime.read_through
         vector = await self.embed_query(query)
+        await actor.retriever.prefetch(vector)
         peers = (
             [self.actors[a].retriever for a in ACTORS if a != actor.name]
             if read_through else []

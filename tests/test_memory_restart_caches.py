@@ -162,7 +162,7 @@ def test_similarities_from_float16_storage_are_within_1e_3_of_float32() -> None:
     store = EventVectorStore()
     for eid, row in enumerate(rows):
         store[eid] = row
-    assert store._blocks[0].dtype == np.float16  # 2 bytes a value, half of float32's
+    assert store._blocks[0].rows.dtype == np.float16  # 2 bytes a value, half of float32's
     got = store[5]
     assert got.dtype == np.float32 and np.abs(got - rows[5]).max() <= 2.0 ** -11
     assert store.get(10**9) is None

@@ -70,6 +70,12 @@ T = TypeVar("T")
 # 0.40-0.59; at 2,048 the search (0.75-0.78 ms) costs as much as the hop, and would
 # hold the loop that long.
 INLINE_SEARCH_MAX = 1024
+#: The store's best rows one recall takes for every agent's dense unit candidates (an
+#: agent whose best units are not all among them has every unit scored instead).
+DENSE_POOL = 256
+#: From this many event vectors on, a recall's pool is searched in a worker thread (at
+#: two 4,096-row blocks the search costs about what a thread hop does).
+PREFETCH_ROWS = 8192
 
 
 class Retriever:
@@ -122,7 +128,10 @@ class Retriever:
         )
         # The view's unit ids it was built for, the store's size then (a new vector may
         # be a unit's), the unit ids with a vector and their rows in the vector store.
-        self._unit_rows: tuple[np.ndarray, int, np.ndarray, np.ndarray] | None = None
+        self._unit_rows: tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: recalls whose dense unit candidates needed every unit scored (the shared
+        #: pool could not prove the top; see _dense_units)
+        self.dense_scans = 0
         # The last view and the tiers' (identity, version) it was taken at; the view
         # the BM25 indexes hold (a concurrent query may have synced them to another).
         self._view: tuple[TierVersions, TierView] | None = None
@@ -389,29 +398,60 @@ class Retriever:
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
-    def _unit_rows_of(self, view: TierView) -> tuple[np.ndarray, np.ndarray]:
-        """The view's units with an event vector (ids ascending) and their rows in the
-        store, worked out again only when the units or the store change."""
+    def _unit_rows_of(self, view: TierView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The view's units with an event vector (ids ascending), their rows in the
+        store, and a flag per store row (whether it is one of them), worked out again
+        only when the units or the store change."""
         size = len(self.vectors)
         cached = self._unit_rows
         if cached is not None and cached[0] is view.unit_ids and cached[1] == size:
-            return cached[2], cached[3]
+            return cached[2], cached[3], cached[4]
         rows = self.vectors.rows_of(view.unit_ids)
         held = rows >= 0
         order, rows = view.unit_ids[held], rows[held]
-        self._unit_rows = (view.unit_ids, size, order, rows)
-        return order, rows
+        members = np.zeros(size, dtype=bool)
+        members[rows] = True
+        self._unit_rows = (view.unit_ids, size, order, rows, members)
+        return order, rows, members
+
+    def _dense_units(self, vector: np.ndarray, order: np.ndarray, rows: np.ndarray,
+                     members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Units (ids) with their dense scores, among which :func:`top_ids` finds this
+        agent's ``candidates`` best exactly: the store's :data:`DENSE_POOL` best rows of
+        all agents (one FAISS search a recall) that are this agent's, when the pool
+        proves it (its ``candidates``-th is better than every row left out of the pool);
+        else every unit, scored."""
+        k, size = self.candidates, len(self.vectors)
+        if size and len(order):
+            pool = min(size, self.dense_pool)
+            top, scores = self.vectors.top_rows(vector, self.dense_pool)
+            mine = members[top]
+            ids, sims = top[mine], scores[mine]
+            if pool == size or (len(ids) >= k and sims[k - 1] > scores[-1]):
+                return self.vectors.entries_at(ids), sims
+        self.dense_scans += 1
+        return order, (self.vectors.similarities(vector)[rows] if len(order)
+                       else np.zeros(0, dtype=np.float32))
+
+    @property
+    def dense_pool(self) -> int:
+        """How many of the store's best rows a recall takes (see :meth:`_dense_units`)."""
+        return max(DENSE_POOL, 4 * self.candidates)
+
+    async def prefetch(self, vector: np.ndarray) -> None:
+        """Find the store's shared pool of best rows for ``vector`` before the agents
+        gather: in a worker thread once the store is large, so the search does not hold
+        the event loop (the agents' gathers then find it remembered)."""
+        if len(self.vectors) >= PREFETCH_ROWS:
+            await self.offloader.run(self.vectors.top_rows, vector, self.dense_pool)
 
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
                          lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
                          include_private: bool, allowed: Collection[int],
                          known: frozenset[int]) -> list[Candidate]:
         owners = view.owners
-        order, rows = self._unit_rows_of(view)
-        sims = (self.vectors.similarities(vector)[rows] if len(order)
-                else np.zeros(0, dtype=np.float32))
+        order, rows, members = self._unit_rows_of(view)
         lexical_ids, lexical_scores = lexical
-        dense_ids, dense_sims = order, sims
         if allowed is not view.longterm:  # tags: only the allowed units
 
             def allowed_units(ids: np.ndarray) -> np.ndarray:  # a long-term owner: allowed
@@ -420,17 +460,28 @@ class Retriever:
                                    dtype=bool, count=len(ids))
 
             keep = allowed_units(order)
-            dense_ids, dense_sims = order[keep], sims[keep]
+            members = members.copy()
+            members[rows[~keep]] = False
+            order, rows = order[keep], rows[keep]
             keep = allowed_units(lexical_ids)
             lexical_ids, lexical_scores = lexical_ids[keep], lexical_scores[keep]
+        dense_ids, dense_sims = self._dense_units(vector, order, rows, members)
         chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
         chosen += top_ids(dense_ids, dense_sims, self.candidates)
-        by_id = dict(zip(lexical_ids.tolist(), lexical_scores.tolist(), strict=True))
         unique = [e for e in dict.fromkeys(chosen) if e not in known]
-        # The units' own vectors, where they have one (``order`` is ascending).
-        at = np.minimum(np.searchsorted(order, unique), max(len(order) - 1, 0))
-        has = (order[at] == unique).tolist() if len(order) else [False] * len(unique)
-        unit_sims = sims[at].tolist() if len(order) else []
+        # The chosen units' BM25 scores (not a dict of every match: at 165k events a
+        # common word matches tens of thousands of units).
+        matched = np.isin(lexical_ids, np.asarray(unique, dtype=np.int64))
+        by_id = dict(zip(lexical_ids[matched].tolist(), lexical_scores[matched].tolist(),
+                         strict=True))
+        # The units' own vectors, where they have one, scored exactly (float32 widening).
+        at = self.vectors.rows_of(np.asarray(unique, dtype=np.int64))
+        has = (at >= 0).tolist()
+        unit_sims = np.zeros(len(unique), dtype=np.float32)
+        if any(has):
+            held = np.asarray(unique, dtype=np.int64)[at >= 0]
+            unit_sims[at >= 0] = self.vectors.stored(held).astype(np.float32) @ vector
+        unit_sims_list = unit_sims.tolist()
         out = []
         agent, longterm, forms = self.agent, view.longterm, self._unit_forms
         for i, eid in enumerate(unique):
@@ -439,7 +490,7 @@ class Retriever:
                 continue
             tier = "longterm" if record.record_id in longterm else "working"
             text, tokens = forms[eid]
-            sim = unit_sims[i] if has[i] else _dense(record, vector)
+            sim = unit_sims_list[i] if has[i] else _dense(record, vector)
             out.append(Candidate(record, tier, agent,  # type: ignore[arg-type]
                                  sim, by_id.get(eid, 0.0) / ceiling, text, tokens, (eid,),
                                  unit=True))

@@ -43,6 +43,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
+from solace.memory.row_blocks import RowBlock, top_rows
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
 
@@ -197,20 +198,24 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
     """The runtime's one copy of the events' vectors: entry id -> vector, kept as
     float16 (:data:`STORE_DTYPE`) and handed out as a float32 copy.
 
-    Rows live in fixed blocks of :data:`BLOCK_ROWS` (a block never moves, so growing
-    copies nothing and :meth:`frozen` copies no row). Every agent's retrieval asks
-    the same query vector of the same events, so :meth:`similarities` scores all rows
-    once per query vector and the agents pick their units' rows out of that
-    (:meth:`rows_of`), instead of each stacking and scoring its own copy.
+    Rows live in fixed blocks of :data:`BLOCK_ROWS` (:class:`~solace.memory.row_blocks.
+    RowBlock`: a block never moves, so growing copies nothing and :meth:`frozen` copies
+    no row). Every agent's retrieval asks the same query vector of the same events, so
+    :meth:`top_rows` (FAISS over the blocks) and :meth:`similarities` (every row) are
+    remembered for the last query vector, and the agents pick their units' rows out of
+    that (:meth:`rows_of`, :meth:`entries_at`) instead of each scoring its own copy.
     Mutated on the event loop only; a vector, once set, is not changed.
     """
 
     def __init__(self) -> None:
         self._dim: int | None = None
-        self._blocks: list[np.ndarray] = []
+        self._blocks: list[RowBlock] = []
         self._size = 0
         self._row_of = np.full(0, -1, dtype=np.int64)  # entry id -> row (-1: none)
+        self._entry_of = np.full(0, -1, dtype=np.int64)  # row -> entry id
         self._last: tuple[bytes, np.ndarray] | None = None  # query bytes, similarities
+        #: ((query bytes, k), rows held, top_rows' result)
+        self._last_top: tuple[tuple[bytes, int], int, tuple[np.ndarray, np.ndarray]] | None = None
         self._frozen = False
 
     def __len__(self) -> int:
@@ -228,7 +233,8 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         row = self._row(entry_id)
         if row < 0:
             raise KeyError(entry_id)
-        vector: np.ndarray = self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS].astype(np.float32)
+        vector: np.ndarray = self._blocks[row // BLOCK_ROWS].rows[row % BLOCK_ROWS].astype(
+            np.float32)
         return vector
 
     def __iter__(self) -> Iterator[int]:
@@ -257,15 +263,29 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                 grown[: len(self._row_of)] = self._row_of
                 self._row_of = grown
             row = self._size
-            if row == len(self._blocks) * BLOCK_ROWS:
-                self._blocks.append(np.zeros((BLOCK_ROWS, self._dim), dtype=STORE_DTYPE))
+            self._grow_rows(row + 1)
             self._size += 1
             self._row_of[entry_id] = row
-        self._blocks[row // BLOCK_ROWS][row % BLOCK_ROWS] = half
-        self._last = None
+            self._entry_of[row] = entry_id
+        self._blocks[row // BLOCK_ROWS].rows[row % BLOCK_ROWS] = half
+        self._last = self._last_top = None
 
     def __delitem__(self, entry_id: int) -> None:
         raise TypeError("an event's vector is never removed (events are never changed)")
+
+    def _grow_rows(self, rows: int) -> None:
+        """Room for ``rows`` rows: blocks, and the row -> entry id map."""
+        assert self._dim is not None
+        while len(self._blocks) * BLOCK_ROWS < rows:
+            self._blocks.append(RowBlock(BLOCK_ROWS, self._dim))
+        if rows > len(self._entry_of):
+            grown = np.full(max(2 * len(self._entry_of), rows, 1024), -1, dtype=np.int64)
+            grown[: len(self._entry_of)] = self._entry_of
+            self._entry_of = grown
+
+    def entries_at(self, rows: np.ndarray) -> np.ndarray:
+        """The entry ids of ``rows`` (rows the store holds, as :meth:`top_rows` gives)."""
+        return self._entry_of[np.asarray(rows, dtype=np.int64)]
 
     def rows_of(self, entry_ids: np.ndarray) -> np.ndarray:
         """The rows of ``entry_ids`` in :meth:`similarities` (-1 where none is held)."""
@@ -310,17 +330,17 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             grown[: len(self._row_of)] = self._row_of
             self._row_of = grown
         start, done = self._size, 0
+        self._grow_rows(start + len(ids))
         while done < len(ids):
             row = start + done
-            if row == len(self._blocks) * BLOCK_ROWS:
-                self._blocks.append(np.zeros((BLOCK_ROWS, dim), dtype=STORE_DTYPE))
             offset = row % BLOCK_ROWS
             take = min(BLOCK_ROWS - offset, len(ids) - done)
-            self._blocks[row // BLOCK_ROWS][offset:offset + take] = matrix[done:done + take]
+            self._blocks[row // BLOCK_ROWS].rows[offset:offset + take] = matrix[done:done + take]
             done += take
         self._size = start + len(ids)
         self._row_of[ids] = np.arange(start, self._size, dtype=np.int64)
-        self._last = None
+        self._entry_of[start:self._size] = ids
+        self._last = self._last_top = None
         return len(ids)
 
     def stored(self, entry_ids: np.ndarray) -> np.ndarray:
@@ -336,7 +356,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         blocks = rows // BLOCK_ROWS
         for b in np.unique(blocks).tolist():
             at = blocks == b
-            out[at] = self._blocks[b][rows[at] % BLOCK_ROWS]
+            out[at] = self._blocks[b].rows[rows[at] % BLOCK_ROWS]
         return out
 
     def frozen(self) -> EventVectorStore:
@@ -348,6 +368,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         copy._dim, copy._size = self._dim, self._size
         copy._blocks = list(self._blocks)
         copy._row_of = self._row_of.copy()
+        copy._entry_of = self._entry_of[: self._size].copy()
         copy._frozen = True
         return copy
 
@@ -366,9 +387,24 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         size = self._size
         sims = np.empty(size, dtype=np.float32)
         if size:
-            _widened_products(self._blocks, size, vector, sims)
+            _widened_products([b.rows for b in self._blocks], size, vector, sims)
         self._last = (key, sims)
         return sims
+
+    def top_rows(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` rows with the highest ``row @ vector``: ``(rows, scores)``, best first,
+        ties by row; every other row scores at most the last (see
+        :func:`~solace.memory.row_blocks.top_rows`). Remembered for the last vector and
+        ``k`` (every agent of one recall asks the same). Safe in a worker thread while
+        the event loop adds rows: it reads the rows held when it starts."""
+        vector = np.asarray(vector, dtype=np.float32)
+        key, size = (vector.tobytes(), k), self._size
+        last = self._last_top
+        if last is not None and last[0] == key and last[1] == size:
+            return last[2]
+        found = top_rows(list(self._blocks), size, vector, k)
+        self._last_top = (key, size, found)
+        return found
 
 
 #: float16 bits shifted into float32's place read as the value times 2^-112, exactly,

@@ -1,0 +1,112 @@
+"""FAISS searches the event vector store's float16 rows in place, exactly: the shared pool
+of best rows and each agent's dense unit candidates drawn from it (solace.memory.row_blocks,
+EventVectorStore.top_rows, Retriever._dense_units)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from solace.memory import row_blocks
+from solace.memory.candidates import Retriever, top_ids
+from solace.memory.event_vectors import EventVectorStore
+from solace.memory.row_blocks import RowBlock, top_rows
+
+DIM = 16
+
+
+def unit_rows(n: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def filled_blocks(rows: np.ndarray, capacity: int) -> list[RowBlock]:
+    blocks = []
+    for start in range(0, len(rows), capacity):
+        block = RowBlock(capacity, DIM)
+        part = rows[start:start + capacity]
+        block.rows[:len(part)] = part
+        blocks.append(block)
+    return blocks
+
+
+def brute_top(rows: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    scores = rows.astype(np.float16).astype(np.float32) @ query
+    best = np.lexsort((np.arange(len(rows)), -scores))[:k]
+    return best, scores[best]
+
+
+@pytest.mark.parametrize("blocks_to_fill", [1, 3, 9])  # 9 >= PARALLEL_BLOCKS: two threads
+def test_top_rows_equals_scoring_every_row_with_ties_by_row(blocks_to_fill: int) -> None:
+    capacity = 32
+    rows = unit_rows(capacity * blocks_to_fill - 5, seed=blocks_to_fill)  # last block partial
+    rows[7] = rows[40 % len(rows)] = rows[3]  # duplicates tie exactly
+    blocks = filled_blocks(rows, capacity)
+    if blocks_to_fill >= row_blocks.PARALLEL_BLOCKS:
+        assert len(blocks) >= row_blocks.PARALLEL_BLOCKS
+    for seed, k in [(1, 1), (2, 10), (3, 50), (4, 10_000)]:
+        query = rows[3] if seed == 1 else unit_rows(1, seed=100 + seed)[0]
+        got_rows, got_scores = top_rows(blocks, len(rows), query, k)
+        want_rows, want_scores = brute_top(rows, query, k)
+        assert got_rows.tolist() == want_rows.tolist()
+        assert np.allclose(got_scores, want_scores, atol=1e-6)
+        left_out = np.setdiff1d(np.arange(len(rows)), got_rows)
+        scores = rows.astype(np.float16).astype(np.float32) @ query
+        assert (scores[left_out] <= got_scores[-1] + 1e-6).all()
+
+
+def test_rows_past_size_are_never_returned_even_when_written() -> None:
+    rows = unit_rows(20, seed=5)
+    blocks = filled_blocks(rows, 32)
+    query = rows[15]  # the best row is outside the first 10
+    got, _ = top_rows(blocks, 10, query, 5)
+    assert got.max() < 10 and got.tolist() == brute_top(rows[:10], query, 5)[0].tolist()
+    assert top_rows(blocks, 0, query, 5)[0].size == 0
+
+
+def test_the_store_remembers_its_pool_per_query_and_size_and_maps_rows_to_entries() -> None:
+    store = EventVectorStore()
+    rows = unit_rows(50, seed=8)
+    ids = np.arange(1000, 1050) * 3
+    store.add_new(ids, rows)
+    query = rows[9]
+    top, scores = store.top_rows(query, 5)
+    assert store.entries_at(top)[0] == ids[9]
+    assert store.top_rows(query, 5)[0] is top  # remembered for every agent of a recall
+    store[7] = rows[9]  # a new row: the pool is found again, over it too
+    top2, _ = store.top_rows(query, 5)
+    assert top2 is not top and set(store.entries_at(top2)[:2].tolist()) == {ids[9], 7}
+
+
+def fake_retriever(store: EventVectorStore, candidates: int, pool: int) -> SimpleNamespace:
+    return SimpleNamespace(candidates=candidates, vectors=store, dense_pool=pool,
+                           dense_scans=0)
+
+
+@pytest.mark.parametrize("share", [1.0, 0.5, 0.02])
+def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(share: float) -> None:
+    """Whether the shared pool proves the agent's top (most of the rows are its units) or
+    not (few are: every unit is scored instead), top_ids picks the same units."""
+    rng = np.random.default_rng(11)
+    store = EventVectorStore()
+    n = 600
+    rows = unit_rows(n, seed=12)
+    rows[100:110] = rows[5]  # a run of duplicate turns: ties broken by entry id
+    entry_ids = rng.permutation(10 * n)[:n]
+    store.add_new(entry_ids, rows)
+    mine = np.sort(rng.choice(entry_ids, size=max(1, int(share * n)), replace=False))
+    all_rows = store.rows_of(mine)
+    members = np.zeros(len(store), dtype=bool)
+    members[all_rows] = True
+    retriever = fake_retriever(store, candidates=8, pool=32)
+    for q in range(6):
+        query = rows[5] if q == 0 else unit_rows(1, seed=200 + q)[0]
+        ids, sims = Retriever._dense_units(retriever, query, mine, all_rows, members)  # type: ignore[arg-type]
+        full = store.similarities(query)[all_rows]
+        assert top_ids(ids, sims, 8) == top_ids(mine, full, 8)
+    if share == 1.0:
+        assert retriever.dense_scans == 0  # the pool proved every one
+    if share == 0.02:
+        assert retriever.dense_scans > 0  # 12 units of 600 rows: the pool holds too few
