@@ -73,6 +73,9 @@ INLINE_SEARCH_MAX = 1024
 #: The store's best rows one recall takes for every agent's dense unit candidates (an
 #: agent whose best units are not all among them has every unit scored instead).
 DENSE_POOL = 256
+#: An agent holding fewer than 1/FEW_UNITS of the store's rows as units, when the pool
+#: cannot prove its top, has just its units' rows scored, not every row.
+FEW_UNITS = 8
 #: From this many event vectors on, a recall's pool is searched in a worker thread (at
 #: two 4,096-row blocks the search costs about what a thread hop does).
 PREFETCH_ROWS = 8192
@@ -422,16 +425,18 @@ class Retriever:
         proves it (its ``candidates``-th is better than every row left out of the pool);
         else every unit, scored."""
         k, size = self.candidates, len(self.vectors)
-        if size and len(order):
-            pool = min(size, self.dense_pool)
-            top, scores = self.vectors.top_rows(vector, self.dense_pool)
-            mine = members[top]
-            ids, sims = top[mine], scores[mine]
-            if pool == size or (len(ids) >= k and sims[k - 1] > scores[-1]):
-                return self.vectors.entries_at(ids), sims
+        if not len(order):
+            return order, np.zeros(0, dtype=np.float32)
+        pool = min(size, self.dense_pool)
+        top, scores = self.vectors.top_rows(vector, self.dense_pool)
+        mine = members[top]
+        ids, sims = top[mine], scores[mine]
+        if pool == size or (len(ids) >= k and sims[k - 1] > scores[-1]):
+            return self.vectors.entries_at(ids), sims
         self.dense_scans += 1
-        return order, (self.vectors.similarities(vector)[rows] if len(order)
-                       else np.zeros(0, dtype=np.float32))
+        if len(order) * FEW_UNITS < size:  # few units: score just their rows
+            return order, self.vectors.stored(order).astype(np.float32) @ vector
+        return order, self.vectors.similarities(vector)[rows]
 
     @property
     def dense_pool(self) -> int:

@@ -167,6 +167,10 @@ class LexicalIndex:
         self._slot_lengths = np.zeros(64, dtype=np.float64)
         # term -> (slots, tfs) of its posting, dropped when the posting changes.
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # term -> (slots, tfs as int64) of a posting loaded by from_state and not
+        # changed since: it becomes a dict in _postings only when a document holding
+        # the term is added or removed (a term is in one of the two, never both).
+        self._packed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -190,7 +194,7 @@ class LexicalIndex:
             self.remove(doc_id)
         counts = Counter(terms(text))
         for term, tf in counts.items():
-            self._postings.setdefault(term, {})[doc_id] = tf
+            self._posting(term)[doc_id] = tf
             self._arrays.pop(term, None)
         length = sum(counts.values())
         self._lengths[doc_id] = length
@@ -209,7 +213,7 @@ class LexicalIndex:
         if doc_id not in self._lengths:
             return
         for term in set(terms(self._texts.pop(doc_id))):
-            posting = self._postings.get(term)
+            posting = self._posting(term) if self._df(term) else None
             if posting is not None:
                 posting.pop(doc_id, None)
                 self._arrays.pop(term, None)
@@ -218,20 +222,50 @@ class LexicalIndex:
         self._total_length -= self._lengths.pop(doc_id)
         self._free.append(self._slot.pop(doc_id))
 
+    def _posting(self, term: str) -> dict[int, int]:
+        """``term``'s posting as a dict to change (unpacked if loaded packed)."""
+        posting = self._postings.get(term)
+        if posting is None:
+            packed = self._packed.pop(term, None)
+            posting = {} if packed is None else dict(zip(
+                self._slot_ids[packed[0]].tolist(), packed[1].tolist(), strict=True))
+            self._postings[term] = posting
+        return posting
+
+    def _df(self, term: str) -> int:
+        """How many documents hold ``term``."""
+        posting = self._postings.get(term)
+        if posting is not None:
+            return len(posting)
+        packed = self._packed.get(term)
+        return 0 if packed is None else len(packed[0])
+
     def state(self) -> LexicalState:
-        """The index's contents as arrays (a copy: later changes do not show in it)."""
-        ids = list(self._lengths)
-        at = {d: i for i, d in enumerate(ids)}
-        names = list(self._postings)
-        sizes = [len(self._postings[t]) for t in names]
+        """The index's contents as arrays (a copy: later changes do not show in it).
+
+        Documents are listed in slot order, so a posting still packed from
+        :meth:`from_state` is renumbered with one array lookup, not a loop."""
+        live = np.zeros(len(self._slot_ids), dtype=bool)
+        live[np.fromiter(self._slot.values(), dtype=np.int64, count=len(self._slot))] = True
+        position = np.cumsum(live) - 1  # slot -> position in ids
+        ids = self._slot_ids[live]
+        names = list(self._postings) + list(self._packed)
+        docs_parts, tfs_parts = [], []
+        slot = self._slot
+        for term, posting in self._postings.items():
+            docs_parts.append(position[np.fromiter((slot[d] for d in posting), dtype=np.int64,
+                                                   count=len(posting))])
+            tfs_parts.append(np.fromiter(posting.values(), dtype=np.int64, count=len(posting)))
+        for slots, tfs in self._packed.values():
+            docs_parts.append(position[slots])
+            tfs_parts.append(tfs)
         indptr = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=indptr[1:])
-        docs = np.fromiter((at[d] for t in names for d in self._postings[t]),
-                           dtype=np.int64, count=int(indptr[-1]))
-        tfs = np.fromiter((tf for t in names for tf in self._postings[t].values()),
-                          dtype=np.int64, count=int(indptr[-1]))
-        return LexicalState(self.k1, self.b, np.array(ids, dtype=np.int64),
-                            [self._texts[d] for d in ids], names, indptr, docs, tfs)
+        np.cumsum([len(p) for p in docs_parts], out=indptr[1:])
+        empty = np.zeros(0, dtype=np.int64)
+        return LexicalState(self.k1, self.b, ids.astype(np.int64),
+                            [self._texts[d] for d in ids.tolist()], names,
+                            indptr, np.concatenate(docs_parts) if docs_parts else empty,
+                            np.concatenate(tfs_parts).astype(np.int64) if tfs_parts else empty)
 
     @classmethod
     def from_state(cls, state: LexicalState) -> LexicalIndex:
@@ -248,11 +282,9 @@ class LexicalIndex:
         index._lengths = dict(zip(ids, lengths_list, strict=True))
         index._texts = dict(zip(ids, state.texts, strict=True))
         index._total_length = sum(lengths_list)
-        docs, tfs, bounds = state.ids[state.docs].tolist(), state.tfs.tolist(), \
-            state.indptr.tolist()
-        index._postings = {
-            term: dict(zip(docs[bounds[t]:bounds[t + 1]], tfs[bounds[t]:bounds[t + 1]],
-                           strict=True))
+        bounds = state.indptr.tolist()  # docs are positions in ids = the slots below
+        index._packed = {
+            term: (state.docs[bounds[t]:bounds[t + 1]], state.tfs[bounds[t]:bounds[t + 1]])
             for t, term in enumerate(state.terms)}
         size = max(64, len(ids))
         index._slot = {d: i for i, d in enumerate(ids)}
@@ -271,11 +303,15 @@ class LexicalIndex:
 
     def _idf(self, term: str) -> float:
         n = len(self._lengths)
-        df = len(self._postings.get(term, ()))
+        df = self._df(term)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         arrays = self._arrays.get(term)
+        if arrays is None and term in self._packed:
+            slots, tfs = self._packed[term]
+            arrays = (slots, tfs.astype(np.float64))
+            self._arrays[term] = arrays
         if arrays is None:
             posting = self._postings.get(term)
             if not posting:
@@ -337,5 +373,5 @@ class LexicalIndex:
         tiers and agents.
         """
         return sum(
-            self._idf(t) * (self.k1 + 1.0) for t in query_terms(query) if t in self._postings
+            self._idf(t) * (self.k1 + 1.0) for t in query_terms(query) if self._df(t)
         )
