@@ -252,7 +252,7 @@ class LexicalIndex:
         names = list(self._postings) + list(self._packed)
         docs_parts, tfs_parts = [], []
         slot = self._slot
-        for term, posting in self._postings.items():
+        for posting in self._postings.values():
             docs_parts.append(position[np.fromiter((slot[d] for d in posting), dtype=np.int64,
                                                    count=len(posting))])
             tfs_parts.append(np.fromiter(posting.values(), dtype=np.int64, count=len(posting)))

@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,8 @@ from solace.sealed import SealedFileRefused, read_sealed, write_sealed
 from solace.source_digest import PACKAGES, source_digest
 from substrate import KeyRing
 
-__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "Forms", "fingerprint", "read_forms",
-           "role", "write_forms"]
+__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "Forms", "fingerprint",
+           "read_forms", "role", "write_forms"]
 
 log = logging.getLogger(__name__)
 

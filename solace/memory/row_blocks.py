@@ -88,7 +88,7 @@ def _search(spans: Sequence[tuple[RowBlock, int, int]], query: np.ndarray, k: in
     for block, start, filled in spans:
         params = None
         if filled < len(block.rows):
-            params = faiss.SearchParameters(sel=faiss.IDSelectorRange(0, filled))
+            params = faiss.SearchParameters(sel=faiss.IDSelectorRange(0, filled))  # type: ignore[call-arg]
         scores, rows = block.index.search(query, min(k, filled), params=params)
         out.append((rows[0] + start, scores[0]))
     return out

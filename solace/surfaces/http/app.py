@@ -80,11 +80,11 @@ def flat(view: Any) -> dict[str, Any]:
     """A flat dataclass (fields of JSON scalars and tuples of them: the application API's
     views) as a dict, without ``asdict``'s deep copy of every tuple (a recall's hits cite
     hundreds of events, and the copy cost more than the recall's scoring)."""
-    return {name: getattr(view, name) for name in _field_names(type(view))}
+    return {name: getattr(view, name) for name in _field_names(view.__class__)}
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
