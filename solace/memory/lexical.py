@@ -7,7 +7,9 @@ composite score. The index is a plain synchronous structure, cheap enough to upd
 on every change of a record's text and to query on the event loop: postings are
 dicts (an update touches only its document's terms), and a query scores each term's
 posting as numpy arrays, built once per posting and kept until that term's posting
-changes.
+changes. An index loaded from a kept :class:`LexicalState` keeps each posting as its
+arrays until a document holding the term changes, so loading and saving cost array
+operations, not a loop over every posting.
 
 Terms are casefolded word tokens (letters and digits), stop words removed, with a
 light suffix-stripping stemmer so that "painted", "painting" and "paints" meet.
