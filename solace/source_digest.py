@@ -10,7 +10,9 @@ import.
 Imports are read statically (``ast``), function-local ones included. ``from pkg import
 name``, where ``pkg``'s ``__init__`` re-exports ``name`` from a submodule, is followed to
 that submodule, not to the ``__init__`` (whose other imports would pull in the whole
-package). Code reached only through ``importlib`` is not seen; the modules stamped today
+package). A module counts by its syntax tree without docstrings, so an edit to
+comments, layout or docstrings keeps the digest. Code reached only through
+``importlib`` is not seen; the modules stamped today
 have none (a test checks). Pure functions; the files are read once per process.
 """
 
@@ -57,7 +59,8 @@ def source_closure(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
 
 def source_digest(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
                   packages: Iterable[str] = PACKAGES) -> bytes:
-    """SHA-256 over the names and the bytes of :func:`source_closure`'s modules."""
+    """SHA-256 over the names and the syntax trees (docstrings dropped) of
+    :func:`source_closure`'s modules."""
     return _digest(tuple(entries), root, tuple(packages))
 
 
@@ -68,7 +71,7 @@ def _digest(entries: tuple[str, ...], root: Path, packages: tuple[str, ...]) -> 
         path = _path_of(root, name)
         assert path is not None  # source_closure keeps only modules that exist
         h.update(name.encode() + b"\0")
-        h.update(path.read_bytes())
+        h.update(ast.dump(_tree(path)).encode() + b"\0")
     return h.digest()
 
 
@@ -111,7 +114,16 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 @functools.cache
 def _tree(path: Path) -> ast.Module:
-    return ast.parse(path.read_bytes(), filename=str(path))
+    """``path``'s syntax tree without docstrings (comments, layout and docstrings do
+    not change what the code does, so they do not change the digest)."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    for node in [tree, *_statements(tree.body)]:
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(
+                    body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
 
 
 def _absolute(package: str, level: int, module: str | None) -> str:

@@ -64,7 +64,7 @@ def test_a_name_a_package_init_defines_itself_keeps_the_whole_init(tmp_path: Pat
                                          "pkg.text", "pkg.user"]
 
 
-def test_the_digest_changes_with_a_reached_module_and_not_with_any_other(
+def test_the_digest_changes_with_a_reached_modules_code_and_not_with_anything_else(
     tmp_path: Path,
 ) -> None:
     root = make_package(tmp_path, PKG)
@@ -77,6 +77,9 @@ def test_the_digest_changes_with_a_reached_module_and_not_with_any_other(
     before = digest()
     (root / "pkg/surface.py").write_text("from pkg import derive\nPORT = 8765\n")
     assert digest() == before
+    (root / "pkg/deep.py").write_text('def late(x):\n    """Say why."""  # and a comment\n'
+                                      "\n    return x\n")
+    assert digest() == before  # a docstring, a comment, a blank line: same code
     (root / "pkg/deep.py").write_text("def late(x):\n    return x.strip()\n")
     assert digest() != before
 
