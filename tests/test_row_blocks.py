@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from solace.memory import row_blocks
+from solace.memory import candidates, row_blocks
 from solace.memory.candidates import Retriever, top_ids
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.row_blocks import RowBlock, top_rows
@@ -85,10 +85,15 @@ def fake_retriever(store: EventVectorStore, candidates: int, pool: int) -> Simpl
                            dense_scans=0)
 
 
+@pytest.mark.parametrize("scan_rows", [0, 10_000])  # the pool; every row scored (small)
 @pytest.mark.parametrize("share", [1.0, 0.5, 0.02])
-def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(share: float) -> None:
+def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(
+    share: float, scan_rows: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Whether the shared pool proves the agent's top (most of the rows are its units) or
-    not (few are: every unit is scored instead), top_ids picks the same units."""
+    not (few are: every unit is scored instead), or the store is small enough to score
+    every row, top_ids picks the same units."""
+    monkeypatch.setattr(candidates, "SCAN_ROWS", scan_rows)
     rng = np.random.default_rng(11)
     store = EventVectorStore()
     n = 600
@@ -106,7 +111,23 @@ def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(share:
         ids, sims = Retriever._dense_units(retriever, query, mine, all_rows, members)  # type: ignore[arg-type]
         full = store.similarities(query)[all_rows]
         assert top_ids(ids, sims, 8) == top_ids(mine, full, 8)
-    if share == 1.0:
-        assert retriever.dense_scans == 0  # the pool proved every one
-    if share == 0.02:
+    if share == 1.0 or scan_rows:
+        assert retriever.dense_scans == 0  # the pool proved every one, or was not asked
+    if share == 0.02 and not scan_rows:
         assert retriever.dense_scans > 0  # 12 units of 600 rows: the pool holds too few
+
+
+def test_scores_of_named_events_agree_whether_or_not_every_row_was_scored() -> None:
+    store = EventVectorStore()
+    rows = unit_rows(40, seed=21)
+    store.add_new(np.arange(40) * 2, rows)
+    query = unit_rows(1, seed=22)[0]
+    ids = np.array([6, 7, 0, 78])  # 7 has no vector
+    held, widened = store.scores_of(ids, query)  # nothing remembered: rows widened
+    assert held.tolist() == [True, False, True, True]
+    store.similarities(query)  # now remembered for this query
+    held2, remembered = store.scores_of(ids, query)
+    assert held2.tolist() == held.tolist()
+    assert np.allclose(widened, remembered, atol=1e-6)
+    assert np.allclose(remembered, rows[[3, 0, 39]].astype(np.float16).astype(np.float32) @ query,
+                       atol=1e-6)

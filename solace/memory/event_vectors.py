@@ -391,6 +391,20 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._last = (key, sims)
         return sims
 
+    def scores_of(self, entry_ids: np.ndarray, vector: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """``(held, scores)``: which of ``entry_ids`` have a vector, and ``row @ vector``
+        (float32) for those, from :meth:`similarities`' remembered scores when they are
+        for ``vector``, else from their rows widened."""
+        rows = self.rows_of(entry_ids)
+        held = rows >= 0
+        vector = np.asarray(vector, dtype=np.float32)
+        last = self._last
+        if last is not None and last[0] == vector.tobytes():
+            return held, last[1][rows[held]]
+        scores: np.ndarray = self.stored(np.asarray(entry_ids)[held]).astype(np.float32) @ vector
+        return held, scores
+
     def top_rows(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows with the highest ``row @ vector``: ``(rows, scores)``, best first,
         ties by row; every other row scores at most the last (see
