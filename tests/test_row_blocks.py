@@ -119,6 +119,8 @@ def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(
 
 def test_scores_of_named_events_agree_whether_or_not_every_row_was_scored() -> None:
     store = EventVectorStore()
+    held, scores = store.scores_of(np.array([1, 2]), unit_rows(1, seed=20)[0])  # empty store
+    assert held.tolist() == [False, False] and scores.size == 0
     rows = unit_rows(40, seed=21)
     store.add_new(np.arange(40) * 2, rows)
     query = unit_rows(1, seed=22)[0]

@@ -398,6 +398,8 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         for ``vector``, else from their rows widened."""
         rows = self.rows_of(entry_ids)
         held = rows >= 0
+        if not held.any():  # (an empty store has no width yet)
+            return held, np.zeros(0, dtype=np.float32)
         vector = np.asarray(vector, dtype=np.float32)
         last = self._last
         if last is not None and last[0] == vector.tobytes():
