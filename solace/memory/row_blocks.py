@@ -7,7 +7,7 @@ the store writes rows through :attr:`RowBlock.rows`, a numpy view of that buffer
 keeps one copy of each vector that numpy reads and FAISS scores. FAISS widens float16
 with SIMD while it scores: a top-256 search over 100k 384-d rows takes ~10 ms on one
 core, where numpy's widening and matvec over every row take ~21 ms
-(``benchmarks/vector_precision.py``).
+(``benchmarks/row_search.py``).
 
 A view does not keep its block alive: whoever holds :attr:`RowBlock.rows` must hold the
 block too.
