@@ -136,8 +136,8 @@ class Retriever:
         # The view's unit ids it was built for, the store's size then (a new vector may
         # be a unit's), the unit ids with a vector and their rows in the vector store.
         self._unit_rows: tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray] | None = None
-        #: recalls whose dense unit candidates needed every unit scored (the shared
-        #: pool could not prove the top; see _dense_units)
+        #: gathers that had to score every unit of this agent (the shared pool could
+        #: not prove its top; see _dense_units)
         self.dense_scans = 0
         # The last view and the tiers' (identity, version) it was taken at; the view
         # the BM25 indexes hold (a concurrent query may have synced them to another).
