@@ -146,6 +146,10 @@ def test_a_jsonl_file_that_grew_imports_only_its_new_lines(tmp_path: Path) -> No
     assert recall.returncode == 0 and "Walk 6:" in recall.stdout, recall.stderr
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Python then raises KeyboardInterrupt
+
+
 def _segment_bytes(home: Path) -> int:
     return sum(p.stat().st_size for p in (home / "substrate").glob("seg-*"))
 
@@ -163,6 +167,10 @@ def test_ctrl_c_during_an_import_exits_130_and_a_rerun_resumes_without_duplicate
         [sys.executable, "-m", "solace", "--config", str(config), "import", "jsonl", str(path),
          "--home", str(home)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        # Ctrl-C as a terminal delivers it: a suite started in the background by a
+        # non-interactive shell runs with SIGINT ignored, which a child would inherit
+        # (and rightly keep: a background job is not interrupted by the terminal).
+        preexec_fn=_interruptible,
     )
     try:
         deadline = time.monotonic() + 120
