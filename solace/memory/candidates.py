@@ -441,7 +441,7 @@ class Retriever:
             return self.vectors.entries_at(ids), sims
         self.dense_scans += 1
         if len(order) * FEW_UNITS < size:  # few units: score just their rows
-            return order, self.vectors.stored(order).astype(np.float32) @ vector
+            return order, self.vectors.scores_of(order, vector)[1]  # each has a vector
         return order, self.vectors.similarities(vector)[rows]
 
     @property

@@ -257,11 +257,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if row < 0:
             if entry_id < 0:
                 raise KeyError(f"entry ids are >= 0, got {entry_id!r}")
-            if entry_id >= len(self._row_of):
-                grown = np.full(max(2 * len(self._row_of), entry_id + 1, 1024), -1,
-                                dtype=np.int64)
-                grown[: len(self._row_of)] = self._row_of
-                self._row_of = grown
+            self._row_of = _grown_map(self._row_of, entry_id + 1)
             row = self._size
             self._grow_rows(row + 1)
             self._size += 1
@@ -278,10 +274,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         assert self._dim is not None
         while len(self._blocks) * BLOCK_ROWS < rows:
             self._blocks.append(RowBlock(BLOCK_ROWS, self._dim))
-        if rows > len(self._entry_of):
-            grown = np.full(max(2 * len(self._entry_of), rows, 1024), -1, dtype=np.int64)
-            grown[: len(self._entry_of)] = self._entry_of
-            self._entry_of = grown
+        self._entry_of = _grown_map(self._entry_of, rows)
 
     def entries_at(self, rows: np.ndarray) -> np.ndarray:
         """The entry ids of ``rows`` (rows the store holds, as :meth:`top_rows` gives)."""
@@ -325,10 +318,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if len(ids) == 0:
             return 0
         top = int(ids.max())
-        if top >= len(self._row_of):
-            grown = np.full(max(2 * len(self._row_of), top + 1, 1024), -1, dtype=np.int64)
-            grown[: len(self._row_of)] = self._row_of
-            self._row_of = grown
+        self._row_of = _grown_map(self._row_of, top + 1)
         start, done = self._size, 0
         self._grow_rows(start + len(ids))
         while done < len(ids):
@@ -421,6 +411,16 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         found = top_rows(list(self._blocks), size, vector, k)
         self._last_top = (key, size, found)
         return found
+
+
+def _grown_map(ids: np.ndarray, size: int) -> np.ndarray:
+    """``ids`` (an int64 map, -1 where unset) with room for ``size`` entries: itself if
+    it has it, else a copy at least twice as long."""
+    if size <= len(ids):
+        return ids
+    grown = np.full(max(2 * len(ids), size, 1024), -1, dtype=np.int64)
+    grown[: len(ids)] = ids
+    return grown
 
 
 #: float16 bits shifted into float32's place read as the value times 2^-112, exactly,
