@@ -24,6 +24,7 @@ from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.candidates import Retriever
 from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
+from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
 from solace.models.embedding_cache import SharedEmbedder
@@ -193,10 +194,11 @@ class EventVectors:
 
 def build_retrievers(
     memories: dict[str, Any], config: Config, models: Models, reader: EventReader,
-    event_vectors: EventVectorStore,
+    event_vectors: EventVectorStore, holdings: Holdings,
 ) -> dict[str, Retriever]:
     """Each agent's side of retrieval over its memory (agent name -> ``Retriever``),
-    reading events through the runtime's one ``reader``."""
+    reading events through the runtime's one ``reader``, telling the runtime's one
+    ``holdings`` what each agent holds."""
     from solace.memory.ladder import rehydrate_text
 
     return {
@@ -208,6 +210,7 @@ def build_retrievers(
             inject_rung=config.runtime.inject_rung,
             candidates=config.runtime.recall_candidates,
             vectors=event_vectors, embed=models.embedder.embed, unit_form=resolved_turn,
+            holdings=holdings,
         )
         for name in ACTORS
     }

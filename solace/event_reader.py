@@ -55,7 +55,11 @@ class EventReader:
     async def get_many(self, entry_ids: Sequence[int]) -> list[Any]:
         """The events, in order: all from memory when they were read recently,
         otherwise in one worker-thread call."""
-        found = [self.cached(int(e)) for e in entry_ids]
-        if all(event is not None for event in found):
-            return found
+        recent = self._recent
+        with self._lock:  # once for the batch (an episode's hit stands for dozens)
+            found = [recent.get(int(e)) for e in entry_ids]
+            if all(event is not None for event in found):
+                for e in entry_ids:
+                    recent.move_to_end(int(e))
+                return found
         return await self._offloader.run(lambda: [self.get(int(e)) for e in entry_ids])

@@ -49,6 +49,7 @@ from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
@@ -137,6 +138,7 @@ class Runtime(EventWriting):
         # entry id -> rung-0 embedding (as kept across restarts: solace.memory.event_vectors)
         self.event_vectors = event_vectors if event_vectors is not None else EventVectorStore()
         self.events = EventReader(substrate, models.offloader)  # recently read events
+        self.holdings = Holdings(ACTORS)  # the events each agent holds (read-through)
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
             config=config, clock=clock, observe=self.observe,
@@ -198,16 +200,19 @@ class Runtime(EventWriting):
         if read_through is None:
             read_through = self.config.runtime.read_through
         vector = await self.embed_query(query)
-        await actor.retriever.prefetch(vector)
-        peers = (
-            [self.actors[a].retriever for a in ACTORS if a != actor.name]
+        own = actor.retriever
+        await own.prefetch(vector)
+        peers = [self.actors[a].retriever for a in ACTORS if a != actor.name] \
             if read_through else []
-        )
+        if peers:  # asked only for the events the asker lacks: skip a peer with none
+            for side in (*peers, own):  # the asker's view last: it holds all they held
+                await side.refresh()
+            peers = [p for p in peers if self.holdings.can_add(p.agent, actor.name)]
         agent_cfg = actor.memory.config
         return await recall(
-            actor.retriever, query, k, vector=vector, weights=actor.retrieval_weights,
+            own, query, k, vector=vector, weights=actor.retrieval_weights,
             half_life_hours=agent_cfg.recency_half_life_hours, now=self.clock.now(),
-            peers=peers, query_tags=tuple(tags),
+            peers=peers, held=self.holdings.held(actor.name), query_tags=tuple(tags),
         )
 
     async def embed_query(self, query: str) -> np.ndarray:
@@ -493,7 +498,8 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
     rt.session = MainSession(rt.conversations, SYSTEM_PROMPT, rt.fact_tools,
                              workspace=rt.workspace_link, session_type=rt.session_type)
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
-    retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors)
+    retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors,
+                                  rt.holdings)
     ring = rt.substrate.key_ring
     await seed_retrieval_forms(retrievers, rt.home, config, models, ring)
     for name in ACTORS:

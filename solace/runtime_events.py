@@ -23,6 +23,7 @@ from solace.clock import Clock
 from solace.config import Config
 from solace.event_reader import EventReader
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.runtime_workspace import WorkspaceLink
 from solace.sealed import StorageFullError, is_storage_full, storage_full
@@ -60,6 +61,7 @@ class EventWriting:
     actors: dict[str, Actor]
     events: EventReader
     event_vectors: EventVectorStore
+    holdings: Holdings
     last_event_ts: float | None
     workspace_link: WorkspaceLink
 
@@ -168,15 +170,16 @@ class EventWriting:
             for p in perceive(event):
                 per_agent.setdefault(p.agent, []).append((event, p))
             self._note(event)
-        for agent, batch in per_agent.items():
-            records = await self.memories[agent].ingest_many(
-                [e for e, _ in batch],
-                speakers=[p.speaker for _, p in batch],
-                emotional_weights=[p.emotional_weight for _, p in batch],
-                tags=[p.tags for _, p in batch],
-                private=[p.private for _, p in batch],
-            )
-            self._keep_vectors(records)
+        with self._in_flight(ids):
+            for agent, batch in per_agent.items():
+                records = await self.memories[agent].ingest_many(
+                    [e for e, _ in batch],
+                    speakers=[p.speaker for _, p in batch],
+                    emotional_weights=[p.emotional_weight for _, p in batch],
+                    tags=[p.tags for _, p in batch],
+                    private=[p.private for _, p in batch],
+                )
+                self._keep_vectors(records)
         return [int(i) for i in ids]
 
     async def deliver_all(self, events: Sequence[Any]) -> None:
@@ -189,13 +192,25 @@ class EventWriting:
 
     async def deliver(self, event: Any, annotation: Annotation | None = None) -> None:
         """Give ``event`` to every agent that perceives it (one record each)."""
-        for p in perceive(event, annotation):
-            record = await self.memories[p.agent].ingest(
-                event, speaker=p.speaker, emotional_weight=p.emotional_weight, tags=p.tags,
-                private=p.private,
-            )
-            self._keep_vectors([record])
+        with self._in_flight([event.entry_id]):
+            for p in perceive(event, annotation):
+                record = await self.memories[p.agent].ingest(
+                    event, speaker=p.speaker, emotional_weight=p.emotional_weight,
+                    tags=p.tags, private=p.private,
+                )
+                self._keep_vectors([record])
         self._note(event)
+
+    @contextmanager
+    def _in_flight(self, entry_ids: Sequence[int]) -> Iterator[None]:
+        """Mark ``entry_ids`` as being delivered (read-through tells a peer's record of
+        one from an event the asker lacks: :class:`~solace.memory.holdings.Holdings`)."""
+        flying = self.holdings.in_flight
+        flying.update(entry_ids)
+        try:
+            yield
+        finally:
+            flying.difference_update(entry_ids)
 
     def _keep_vectors(self, records: Sequence[Any]) -> None:
         # A rung-0 record's embedding is its event's: kept so retrieval can rank the

@@ -59,3 +59,27 @@ async def test_an_event_two_agents_hold_is_injected_once(
         eid = await rt.agent("Main").observe("Our flight to Lisbon leaves at 7.", speaker="Ana")
         hits = await rt.agent("Main").recall("flight to Lisbon", k=10, read_through=True)
         assert [h.owner for h in hits if eid in h.entry_ids] == [None]  # own record, once
+
+
+async def test_a_peer_is_asked_only_when_it_holds_an_event_the_asker_lacks(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        await rt.agent("Main").observe("Our flight to Lisbon leaves at 7.", speaker="Ana")
+        asked: list[str] = []
+        for name in ("Supervisor", "Mood", "Time", "Mouth"):
+            retriever = rt.agent(name).retriever
+            original = retriever.gather
+
+            async def noting(*args, _name=name, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+                asked.append(_name)
+                return await _original(*args, **kwargs)
+
+            retriever.gather = noting  # type: ignore[method-assign]
+        await rt.agent("Main").recall("flight to Lisbon", k=10, read_through=True)
+        assert asked == []  # Supervisor holds the message, and so does Main
+        eid = await rt.agent("Supervisor").observe(
+            "The narrative so far: Ana is flying to Lisbon.", kind="reflection")
+        hits = await rt.agent("Main").recall("flight to Lisbon", k=10, read_through=True)
+        assert asked == ["Supervisor"]
+        assert [h.owner for h in hits if eid in h.entry_ids] == ["Supervisor"]

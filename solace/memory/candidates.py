@@ -39,13 +39,14 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Container, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from solace.memory.chunks import record_events
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.holdings import Holdings
 from solace.memory.lexical import LexicalIndex
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader
@@ -101,6 +102,9 @@ class Retriever:
             shared by every agent, filled at ingest and here on first use).
         embed: the embedder's blocking ``embed(texts)``.
         unit_form: ``event -> text`` of a unit; default: the event's rung-1 form.
+        holdings: the runtime's one :class:`~solace.memory.holdings.Holdings`, told
+            every record change this retriever follows (read-through asks a peer only
+            for the events the asker lacks).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class Retriever:
         vectors: EventVectorStore | None = None,
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         unit_form: Callable[[Any], str] | None = None,
+        holdings: Holdings | None = None,
     ) -> None:
         if inject_rung not in (1, 2):
             raise ValueError(f"inject_rung must be 1 or 2, got {inject_rung!r}")
@@ -130,6 +135,7 @@ class Retriever:
         self.candidates = candidates
         self.vectors = vectors if vectors is not None else EventVectorStore()
         self.embed = embed
+        self.holdings = holdings
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
@@ -285,10 +291,15 @@ class Retriever:
             self._units.sync({e: self._unit_forms[e][0] for e in view.owners})
             for rid in [r for r in self._forms if r not in view.records]:
                 del self._forms[rid]
+            if self.holdings is not None:
+                self.holdings.reset(self.agent, view.records.values())
         else:
             before = held[1]  # type: ignore[index]
             for rid in changed:
                 record = view.records.get(rid)
+                was = before.records.get(rid)
+                if self.holdings is not None and was is not record:
+                    self.holdings.change(self.agent, was, record)
                 if record is None:
                     self._records.remove(rid)
                     self._forms.pop(rid, None)
@@ -305,12 +316,12 @@ class Retriever:
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (), known: frozenset[int] = frozenset(),
+        tags: Sequence[str] = (), known: Container[int] = frozenset(),
     ) -> list[Candidate]:
         """The query's candidates from both tiers (see the module docstring).
 
-        Candidates standing only for events in ``known`` (what the asking agent offers
-        already, when this is a read-through peer) are left out; which candidates are
+        Candidates standing only for events in ``known`` (the events the asking agent
+        holds, when this is a read-through peer) are left out; which candidates are
         chosen does not depend on it.
 
         Private records (drafts) and their units are offered only when
@@ -341,8 +352,8 @@ class Retriever:
         unit_ceiling = self._units.ceiling(query) or 1.0
 
         def offers(record: MemoryRecord) -> bool:  # to this asker, and nothing it holds
-            return (include_private or not record.private) and not known.issuperset(
-                record.entry_ids)
+            return (include_private or not record.private) and not (
+                known and all(e in known for e in record.entry_ids))
 
         out: list[Candidate] = []
         sims = view.working_matrix @ vector if view.working else np.zeros(0)
@@ -459,7 +470,7 @@ class Retriever:
     def _unit_candidates(self, view: TierView, vector: np.ndarray,
                          lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
                          include_private: bool, allowed: Collection[int],
-                         known: frozenset[int]) -> list[Candidate]:
+                         known: Container[int]) -> list[Candidate]:
         owners = view.owners
         order, rows, members = self._unit_rows_of(view)
         lexical_ids, lexical_scores = lexical

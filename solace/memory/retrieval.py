@@ -27,7 +27,7 @@ and any read-through peers' in one trio nursery.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -59,9 +59,10 @@ class EventReader(Protocol):
     async def get_many(self, entry_ids: Sequence[int]) -> list[Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a recall builds ~100 and a frozen init costs 6x
 class Candidate:
     """Something recall may return: a record, or one event of a multi-event record.
+    Built by a gather and only read after.
 
     Attributes:
         record: the record it comes from (a unit's owning record).
@@ -104,7 +105,7 @@ class Gatherer(Protocol):
     """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`).
 
     ``gather`` leaves out every candidate standing only for events in ``known`` (a
-    read-through peer is told what the asker offers: its own record of an event wins).
+    read-through peer is told what the asker holds: its own record of an event wins).
     """
 
     @property
@@ -112,7 +113,7 @@ class Gatherer(Protocol):
 
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
-        tags: Sequence[str] = (), known: frozenset[int] = frozenset(),
+        tags: Sequence[str] = (), known: Container[int] = frozenset(),
     ) -> list[Candidate]: ...
 
 
@@ -213,6 +214,7 @@ async def recall(
     half_life_hours: float,
     now: float,
     peers: Sequence[Gatherer] = (),
+    held: Container[int] = frozenset(),
     query_tags: Sequence[str] = (),
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
@@ -223,11 +225,13 @@ async def recall(
     them (working records all stay candidates), and they score every candidate by the
     share of them it carries (the ``tags`` part). Without tags nothing is narrowed and
     the tag part is 0. Peers never offer private records, and their hits carry
-    ``owner``; a peer's candidate standing only for events among the asker's own
-    candidates is dropped (the asker's own record of an event wins: peers are told
-    those events, so they build no such candidate). Otherwise a hit
-    adding nothing to better hits is skipped (see :func:`select`), so the same event
-    is injected once.
+    ``owner``. ``held`` is the events the asker holds (its
+    :meth:`~solace.memory.holdings.Holdings.held`): peers add only what it lacks, so a
+    peer's candidate standing only for events in ``held`` is dropped (the asker's own
+    record of an event wins, and can be rehydrated as its cue; peers are told ``held``,
+    so they build no such candidate). The caller asks only the peers that hold
+    something the asker lacks. A hit adding nothing to better hits is skipped (see
+    :func:`select`), so the same event is injected once.
 
     Returns:
         At most ``k`` hits, best first (see :func:`rank_order`).
@@ -238,14 +242,11 @@ async def recall(
         raise TypeError(f"query_tags must be a sequence of strings, not {query_tags!r}")
     tags = tuple(query_tags)
     own = await asker.gather(query, vector, include_private=True, tags=tags)
-    # An event the asker holds itself comes from its own memory (its own record can
-    # be rehydrated as a cue, and needs no attribution); peers add only what it lacks.
-    own_events = frozenset(e for c in own for e in c.entry_ids)
     results: dict[int, list[Candidate]] = {}
 
     async def run(i: int, side: Gatherer) -> None:
         results[i] = await side.gather(query, vector, include_private=False, tags=tags,
-                                       known=own_events)
+                                       known=held)
 
     if peers:
         async with trio.open_nursery() as nursery:

@@ -1,0 +1,203 @@
+"""Which events each agent's memory holds, and which of them a peer could add.
+
+Read-through recall (seed 002: "read-through with attribution") lets an agent's recall
+draw on its peers' memories. Most of what a peer holds, the asker holds too: every
+message reaches Supervisor and Main, Mouth's speech reaches both as well. A peer's
+record of an event the asker holds adds nothing the asker's own record does not (the
+asker's own record wins, and can be rehydrated as its cue), so a peer is asked only
+for the events the asker lacks, and a peer holding none of those is not asked at all.
+
+:class:`Holdings` keeps, per agent, how many of its records hold each event (all of
+them; and apart, the ones it may show a peer: not private), and per ordered pair
+``(peer, asker)`` the events the peer may show that the asker holds in no record. The
+retrievers report every record change as they follow their tiers, so the cost follows
+what changed. Counts are numpy arrays indexed by entry id (entry ids are dense from 1):
+two bytes per event per agent.
+
+Pure: no I/O, no clock, no awaits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from solace.memory.record import MemoryRecord
+
+__all__ = ["Held", "Holdings"]
+
+_COUNT = np.uint16
+_LIMIT = int(np.iinfo(_COUNT).max)
+
+
+class Held:
+    """The events one agent's records hold (a live view: it follows later changes)."""
+
+    __slots__ = ("_counts",)
+
+    def __init__(self, counts: _Counts) -> None:
+        self._counts = counts
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, int | np.integer) and self._counts.get(int(entry_id)) > 0
+
+    def __len__(self) -> int:
+        return self._counts.nonzero
+
+    def __repr__(self) -> str:
+        return f"Held({len(self)} events)"
+
+
+class _Counts:
+    """entry id -> how many records hold it, grown as ids grow."""
+
+    __slots__ = ("array", "nonzero")
+
+    def __init__(self) -> None:
+        self.array = np.zeros(1024, dtype=_COUNT)
+        self.nonzero = 0
+
+    def get(self, entry_id: int) -> int:
+        return int(self.array[entry_id]) if 0 <= entry_id < len(self.array) else 0
+
+    def bump(self, entry_id: int, by: int) -> tuple[int, int]:
+        """Add ``by`` (±) to ``entry_id``'s count; (count before, count after)."""
+        if entry_id < 0:
+            raise ValueError(f"entry ids are >= 0, got {entry_id!r}")
+        if entry_id >= len(self.array):
+            grown = np.zeros(max(2 * len(self.array), entry_id + 1), dtype=_COUNT)
+            grown[: len(self.array)] = self.array
+            self.array = grown
+        before = int(self.array[entry_id])
+        after = before + by
+        if not 0 <= after <= _LIMIT:
+            raise ValueError(f"event {entry_id} would be held by {after} records "
+                             f"(0..{_LIMIT} are counted)")
+        self.array[entry_id] = after
+        self.nonzero += (after > 0) - (before > 0)
+        return before, after
+
+    def clear(self) -> None:
+        self.array[:] = 0
+        self.nonzero = 0
+
+
+def _tally(records: Iterable[MemoryRecord | None], sign: int, held: dict[int, int],
+           shown: dict[int, int]) -> None:
+    for record in records:
+        if record is None:
+            continue
+        for e in record.entry_ids:
+            held[e] = held.get(e, 0) + sign
+            if not record.private:
+                shown[e] = shown.get(e, 0) + sign
+
+
+class Holdings:
+    """Every agent's held events, and what each peer could add to each asker.
+
+    Args:
+        agents: the agents' names.
+    """
+
+    def __init__(self, agents: Sequence[str]) -> None:
+        if len(set(agents)) != len(agents):
+            raise ValueError(f"agents must be distinct, got {list(agents)!r}")
+        self._agents = tuple(agents)
+        self._held = {a: _Counts() for a in agents}
+        self._shown = {a: _Counts() for a in agents}
+        self._foreign: dict[tuple[str, str], set[int]] = {
+            (p, a): set() for p in agents for a in agents if p != a}
+        #: events appended and not yet delivered to every agent perceiving them (the
+        #: runtime's observe marks them): one agent holding such an event while
+        #: another does not yet is delivery under way, not something the other lacks
+        self.in_flight: set[int] = set()
+
+    def held(self, agent: str) -> Held:
+        """The events ``agent``'s records hold, private ones included (a live view)."""
+        return Held(self._counts(self._held, agent))
+
+    def can_add(self, peer: str, asker: str) -> bool:
+        """Whether ``peer`` holds, in a record it may show, an event ``asker`` lacks
+        (one still being delivered does not count)."""
+        foreign, flying = self._foreign[self._pair(peer, asker)], self.in_flight
+        return any(e not in flying for e in foreign) if flying else bool(foreign)
+
+    def lacking(self, peer: str, asker: str) -> frozenset[int]:
+        """The events ``peer`` may show that ``asker`` holds in no record."""
+        return frozenset(self._foreign[self._pair(peer, asker)])
+
+    def change(self, agent: str, before: MemoryRecord | None,
+               after: MemoryRecord | None) -> None:
+        """One record of ``agent`` went from ``before`` to ``after`` (None: absent),
+        counted net per event (a record grown by one event moves one count)."""
+        held: dict[int, int] = {}
+        shown: dict[int, int] = {}
+        _tally((before,), -1, held, shown)
+        _tally((after,), 1, held, shown)
+        held_counts = self._counts(self._held, agent)
+        shown_counts = self._counts(self._shown, agent)
+        for e, by in held.items():
+            if by:
+                self._held_moved(agent, e, *held_counts.bump(e, by))
+        for e, by in shown.items():
+            if by:
+                self._shown_moved(agent, e, *shown_counts.bump(e, by))
+
+    def reset(self, agent: str, records: Iterable[MemoryRecord]) -> None:
+        """``agent`` holds exactly ``records`` (a full resync)."""
+        held, shown = self._counts(self._held, agent), self._counts(self._shown, agent)
+        held.clear()
+        shown.clear()
+        for record in records:
+            for e in record.entry_ids:
+                held.bump(e, 1)
+                if not record.private:
+                    shown.bump(e, 1)
+        for other in self._agents:
+            if other != agent:
+                self._foreign[(agent, other)] = self._difference(shown, self._held[other])
+                self._foreign[(other, agent)] = self._difference(self._shown[other], held)
+
+    # ------------------------------------------------------------ internals
+
+    def _pair(self, peer: str, asker: str) -> tuple[str, str]:
+        if (peer, asker) not in self._foreign:
+            raise KeyError(f"no agent pair ({peer!r}, {asker!r}) among {self._agents!r}")
+        return peer, asker
+
+    def _counts(self, table: dict[str, _Counts], agent: str) -> _Counts:
+        try:
+            return table[agent]
+        except KeyError:
+            raise KeyError(f"unknown agent {agent!r} (one of {', '.join(self._agents)})"
+                           ) from None
+
+    @staticmethod
+    def _difference(shown: _Counts, held: _Counts) -> set[int]:
+        size = max(len(shown.array), len(held.array))
+        a = np.zeros(size, dtype=bool)
+        a[: len(shown.array)] = shown.array > 0
+        a[: len(held.array)] &= held.array == 0
+        return set(np.flatnonzero(a).tolist())
+
+    def _held_moved(self, agent: str, e: int, before: int, after: int) -> None:
+        if before == 0 and after > 0:  # the agent holds it now: no peer adds it
+            for peer in self._agents:
+                if peer != agent:
+                    self._foreign[(peer, agent)].discard(e)
+        elif before > 0 and after == 0:  # it lacks it now: a peer showing it adds it
+            for peer in self._agents:
+                if peer != agent and self._shown[peer].get(e) > 0:
+                    self._foreign[(peer, agent)].add(e)
+
+    def _shown_moved(self, agent: str, e: int, before: int, after: int) -> None:
+        if before == 0 and after > 0:
+            for asker in self._agents:
+                if asker != agent and self._held[asker].get(e) == 0:
+                    self._foreign[(agent, asker)].add(e)
+        elif before > 0 and after == 0:
+            for asker in self._agents:
+                if asker != agent:
+                    self._foreign[(agent, asker)].discard(e)
