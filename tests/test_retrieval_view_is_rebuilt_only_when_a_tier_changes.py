@@ -13,7 +13,7 @@ from runtime_support import START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
-from solace.memory.candidates import top_ids
+from solace.memory.unit_candidates import top_ids
 
 
 def config() -> Config:

@@ -1,18 +1,16 @@
 """FAISS searches the event vector store's float16 rows in place, exactly: the shared pool
 of best rows and each agent's dense unit candidates drawn from it (solace.memory.row_blocks,
-EventVectorStore.top_rows, Retriever._dense_units)."""
+EventVectorStore.top_rows, UnitCandidates.scored)."""
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from solace.memory import candidates, row_blocks
-from solace.memory.candidates import Retriever, top_ids
+from solace.memory import event_vectors, row_blocks, unit_candidates
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.row_blocks import RowBlock, top_rows
+from solace.memory.unit_candidates import UnitCandidates, top_ids
 
 DIM = 16
 
@@ -57,6 +55,45 @@ def test_top_rows_equals_scoring_every_row_with_ties_by_row(blocks_to_fill: int)
         assert (scores[left_out] <= got_scores[-1] + 1e-6).all()
 
 
+@pytest.mark.parametrize("first", [0, 5, 32, 70, 200])  # inside a block, on an edge, past
+def test_top_rows_from_a_first_row_equals_scoring_just_those_rows(first: int) -> None:
+    rows = unit_rows(32 * 5 - 3, seed=first)
+    rows[first % len(rows)] = rows[-1]  # a tie across the boundary
+    blocks = filled_blocks(rows, 32)
+    query = unit_rows(1, seed=first + 1)[0]
+    got_rows, got_scores = top_rows(blocks, len(rows), query, 12, first=first)
+    want_rows, want_scores = brute_top(rows[first:], query, 12)
+    assert got_rows.tolist() == (want_rows + first).tolist()
+    assert np.allclose(got_scores, want_scores, atol=1e-6)
+
+
+def test_rows_added_after_a_pool_are_searched_alone_and_merged_into_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = EventVectorStore()
+    rows = unit_rows(300, seed=21)
+    store.add_new(np.arange(1, 201), rows[:200])
+    query = rows[250]
+    store.top_rows(query, 16)
+    searched: list[int] = []
+    original = row_blocks.top_rows
+
+    def noting(blocks, size, vector, k, first=0):  # type: ignore[no-untyped-def]
+        searched.append(first)
+        return original(blocks, size, vector, k, first=first)
+
+    monkeypatch.setattr(event_vectors, "top_rows", noting)
+    store.add_new(np.arange(201, 301), rows[200:])  # an observe lands mid-recall
+    merged = store.top_rows(query, 16)
+    assert searched == [200]  # only the new rows were searched
+    fresh = EventVectorStore()
+    fresh.add_new(np.arange(1, 301), rows)
+    want = fresh.top_rows(query, 16)
+    assert merged[0].tolist() == want[0].tolist()
+    assert np.allclose(merged[1], want[1], atol=1e-6)
+    assert store.entries_at(merged[0])[0] == 251
+
+
 def test_rows_past_size_are_never_returned_even_when_written() -> None:
     rows = unit_rows(20, seed=5)
     blocks = filled_blocks(rows, 32)
@@ -80,11 +117,6 @@ def test_the_store_remembers_its_pool_per_query_and_size_and_maps_rows_to_entrie
     assert top2 is not top and set(store.entries_at(top2)[:2].tolist()) == {ids[9], 7}
 
 
-def fake_retriever(store: EventVectorStore, candidates: int, pool: int) -> SimpleNamespace:
-    return SimpleNamespace(candidates=candidates, vectors=store, dense_pool=pool,
-                           dense_scans=0)
-
-
 @pytest.mark.parametrize("scan_rows", [0, 10_000])  # the pool; every row scored (small)
 @pytest.mark.parametrize("share", [1.0, 0.5, 0.02])
 def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(
@@ -93,7 +125,8 @@ def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(
     """Whether the shared pool proves the agent's top (most of the rows are its units) or
     not (few are: every unit is scored instead), or the store is small enough to score
     every row, top_ids picks the same units."""
-    monkeypatch.setattr(candidates, "SCAN_ROWS", scan_rows)
+    monkeypatch.setattr(unit_candidates, "SCAN_ROWS", scan_rows)
+    monkeypatch.setattr(unit_candidates, "DENSE_POOL", 32)
     rng = np.random.default_rng(11)
     store = EventVectorStore()
     n = 600
@@ -105,16 +138,16 @@ def test_an_agents_dense_units_pick_the_same_top_as_scoring_all_its_units(
     all_rows = store.rows_of(mine)
     members = np.zeros(len(store), dtype=bool)
     members[all_rows] = True
-    retriever = fake_retriever(store, candidates=8, pool=32)
+    retriever = UnitCandidates(store, candidates=8)
     for q in range(6):
         query = rows[5] if q == 0 else unit_rows(1, seed=200 + q)[0]
-        ids, sims = Retriever._dense_units(retriever, query, mine, all_rows, members)  # type: ignore[arg-type]
+        ids, sims = retriever.scored(query, mine, all_rows, members)
         full = store.similarities(query)[all_rows]
         assert top_ids(ids, sims, 8) == top_ids(mine, full, 8)
     if share == 1.0 or scan_rows:
-        assert retriever.dense_scans == 0  # the pool proved every one, or was not asked
+        assert retriever.scans == 0  # the pool proved every one, or was not asked
     if share == 0.02 and not scan_rows:
-        assert retriever.dense_scans > 0  # 12 units of 600 rows: the pool holds too few
+        assert retriever.scans > 0  # 12 units of 600 rows: the pool holds too few
 
 
 def test_scores_of_named_events_agree_whether_or_not_every_row_was_scored() -> None:
@@ -133,3 +166,13 @@ def test_scores_of_named_events_agree_whether_or_not_every_row_was_scored() -> N
     assert np.allclose(widened, remembered, atol=1e-6)
     assert np.allclose(remembered, rows[[3, 0, 39]].astype(np.float16).astype(np.float32) @ query,
                        atol=1e-6)
+
+
+def test_a_rewritten_row_drops_the_remembered_pool() -> None:
+    store = EventVectorStore()
+    rows = unit_rows(40, seed=5)
+    store.add_new(np.arange(1, 41), rows)
+    query = rows[0]
+    assert store.entries_at(store.top_rows(query, 3)[0])[0] == 1
+    store[1] = rows[39]  # event 1's vector replaced
+    assert store.entries_at(store.top_rows(query, 3)[0])[0] != 1

@@ -39,7 +39,7 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -59,6 +59,7 @@ from solace.memory.tier_view import (
     take_view,
     versions_of,
 )
+from solace.memory.unit_candidates import UnitCandidates, record_similarity, top_ids
 
 __all__ = ["Rehydrate", "Retriever", "TierView"]
 
@@ -71,19 +72,6 @@ T = TypeVar("T")
 # 0.40-0.59; at 2,048 the search (0.75-0.78 ms) costs as much as the hop, and would
 # hold the loop that long.
 INLINE_SEARCH_MAX = 1024
-#: The store's best rows one recall takes for every agent's dense unit candidates (an
-#: agent whose best units are not all among them has every unit scored instead).
-DENSE_POOL = 256
-#: An agent holding fewer than 1/FEW_UNITS of the store's rows as units, when the pool
-#: cannot prove its top, has just its units' rows scored, not every row.
-FEW_UNITS = 8
-#: Below this many event vectors every row is scored (numpy, ~0.2 ms a 1,000 rows, one
-#: product shared by the agents); from it on, the FAISS pool is used (~0.1 ms a 1,000
-#: rows plus ~0.2 ms of bookkeeping: at LoCoMo's sizes it cost 10 % of a recall).
-SCAN_ROWS = 4096
-#: From this many event vectors on, a recall's pool is searched in a worker thread (at
-#: two 4,096-row blocks the search costs about what a thread hop does).
-PREFETCH_ROWS = 8192
 
 
 class Retriever:
@@ -139,12 +127,7 @@ class Retriever:
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
-        # The view's unit ids it was built for, the store's size then (a new vector may
-        # be a unit's), the unit ids with a vector and their rows in the vector store.
-        self._unit_rows: tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray] | None = None
-        #: gathers that had to score every unit of this agent (the shared pool could
-        #: not prove its top; see _dense_units)
-        self.dense_scans = 0
+        self._unit_candidates = UnitCandidates(self.vectors, candidates)
         # The last view and the tiers' (identity, version) it was taken at; the view
         # the BM25 indexes hold (a concurrent query may have synced them to another).
         self._view: tuple[TierVersions, TierView] | None = None
@@ -386,10 +369,13 @@ class Retriever:
                            self.candidates):
             record = view.records[rid]
             if rid not in offered and offers(record):
-                out.append(self._candidate(view, record, "longterm", _dense(record, vector),
+                out.append(self._candidate(view, record, "longterm",
+                                           record_similarity(record, vector),
                                            lexical[rid] / ceiling))
-        out.extend(self._unit_candidates(view, vector, (unit_ids, unit_scores), unit_ceiling,
-                                         include_private, allowed, known))
+        out.extend(self._unit_candidates.offer(
+            view, vector, (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
+            forms=self._unit_forms, include_private=include_private, allowed=allowed,
+            known=known))
         return out
 
     async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
@@ -416,106 +402,16 @@ class Retriever:
         return Candidate(record, tier, self.agent, dense, lexical, text, tokens,  # type: ignore[arg-type]
                          tuple(record.entry_ids))
 
-    def _unit_rows_of(self, view: TierView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The view's units with an event vector (ids ascending), their rows in the
-        store, and a flag per store row (whether it is one of them), worked out again
-        only when the units or the store change."""
-        size = len(self.vectors)
-        cached = self._unit_rows
-        if cached is not None and cached[0] is view.unit_ids and cached[1] == size:
-            return cached[2], cached[3], cached[4]
-        rows = self.vectors.rows_of(view.unit_ids)
-        held = rows >= 0
-        order, rows = view.unit_ids[held], rows[held]
-        members = np.zeros(size, dtype=bool)
-        members[rows] = True
-        self._unit_rows = (view.unit_ids, size, order, rows, members)
-        return order, rows, members
-
-    def _dense_units(self, vector: np.ndarray, order: np.ndarray, rows: np.ndarray,
-                     members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Units (ids) with their dense scores, among which :func:`top_ids` finds this
-        agent's ``candidates`` best exactly: below :data:`SCAN_ROWS` vectors, every unit;
-        else the store's :data:`DENSE_POOL` best rows of all agents (one FAISS search a
-        recall) that are this agent's, when the pool proves it (its ``candidates``-th is
-        better than every row left out of the pool); else every unit, scored."""
-        k, size = self.candidates, len(self.vectors)
-        if not len(order):
-            return order, np.zeros(0, dtype=np.float32)
-        if size < SCAN_ROWS:  # one matvec, shared by the agents, costs less than a search
-            return order, self.vectors.similarities(vector)[rows]
-        pool = min(size, self.dense_pool)
-        top, scores = self.vectors.top_rows(vector, self.dense_pool)
-        mine = members[top]
-        ids, sims = top[mine], scores[mine]
-        if pool == size or (len(ids) >= k and sims[k - 1] > scores[-1]):
-            return self.vectors.entries_at(ids), sims
-        self.dense_scans += 1
-        if len(order) * FEW_UNITS < size:  # few units: score just their rows
-            return order, self.vectors.scores_of(order, vector)[1]  # each has a vector
-        return order, self.vectors.similarities(vector)[rows]
-
     @property
-    def dense_pool(self) -> int:
-        """How many of the store's best rows a recall takes (see :meth:`_dense_units`)."""
-        return max(DENSE_POOL, 4 * self.candidates)
+    def dense_scans(self) -> int:
+        """Gathers that had to score every unit of this agent (the shared pool could not
+        prove its top: :mod:`~solace.memory.unit_candidates`)."""
+        return self._unit_candidates.scans
 
     async def prefetch(self, vector: np.ndarray) -> None:
         """Find the store's shared pool of best rows for ``vector`` before the agents
-        gather: in a worker thread once the store is large, so the search does not hold
-        the event loop (the agents' gathers then find it remembered)."""
-        if len(self.vectors) >= PREFETCH_ROWS:
-            await self.offloader.run(self.vectors.top_rows, vector, self.dense_pool)
-
-    def _unit_candidates(self, view: TierView, vector: np.ndarray,
-                         lexical: tuple[np.ndarray, np.ndarray], ceiling: float,
-                         include_private: bool, allowed: Collection[int],
-                         known: Container[int]) -> list[Candidate]:
-        owners = view.owners
-        order, rows, members = self._unit_rows_of(view)
-        lexical_ids, lexical_scores = lexical
-        if allowed is not view.longterm:  # tags: only the allowed units
-
-            def allowed_units(ids: np.ndarray) -> np.ndarray:  # a long-term owner: allowed
-                rids = (owners[e].record_id for e in ids.tolist())
-                return np.fromiter((r not in view.longterm or r in allowed for r in rids),
-                                   dtype=bool, count=len(ids))
-
-            keep = allowed_units(order)
-            members = members.copy()
-            members[rows[~keep]] = False
-            order, rows = order[keep], rows[keep]
-            keep = allowed_units(lexical_ids)
-            lexical_ids, lexical_scores = lexical_ids[keep], lexical_scores[keep]
-        dense_ids, dense_sims = self._dense_units(vector, order, rows, members)
-        chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
-        chosen += top_ids(dense_ids, dense_sims, self.candidates)
-        unique = [e for e in dict.fromkeys(chosen) if e not in known]
-        # The chosen units' BM25 scores (not a dict of every match: at 165k events a
-        # common word matches tens of thousands of units).
-        matched = np.isin(lexical_ids, np.asarray(unique, dtype=np.int64))
-        by_id = dict(zip(lexical_ids[matched].tolist(), lexical_scores[matched].tolist(),
-                         strict=True))
-        # The units' own vectors, where they have one, scored exactly (float32 widening).
-        held, scores = self.vectors.scores_of(np.asarray(unique, dtype=np.int64), vector)
-        has = held.tolist()
-        unit_sims = np.zeros(len(unique), dtype=np.float32)
-        unit_sims[held] = scores
-        unit_sims_list = unit_sims.tolist()
-        out = []
-        agent, longterm, forms = self.agent, view.longterm, self._unit_forms
-        for i, eid in enumerate(unique):
-            record = owners[eid]
-            if record.private and not include_private:
-                continue
-            tier = "longterm" if record.record_id in longterm else "working"
-            text, tokens = forms[eid]
-            sim = unit_sims_list[i] if has[i] else _dense(record, vector)
-            out.append(Candidate(record, tier, agent,  # type: ignore[arg-type]
-                                 sim, by_id.get(eid, 0.0) / ceiling, text, tokens, (eid,),
-                                 unit=True))
-        return out
-
+        gather (:meth:`~solace.memory.unit_candidates.UnitCandidates.prefetch`)."""
+        await self._unit_candidates.prefetch(vector, self.offloader)
 
 def _doc(view: TierView, record: MemoryRecord) -> str:
     """What BM25 indexes a record by: its text; a rung-3 record's tags and its form."""
@@ -530,17 +426,6 @@ def _units_of(record: MemoryRecord | None) -> tuple[int, ...]:
     return tuple(record.entry_ids)
 
 
-def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
-    """The ``k`` ids of the highest ``scores``, best first, ties by id ascending (what
-    sorting all of them would give, in linear time plus ``k log k``)."""
-    if len(ids) > k:
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = np.flatnonzero(-scores <= kth)  # the top k and any tied with the k-th
-        ids, scores = ids[keep], scores[keep]
-    best = np.lexsort((ids, -scores))[:k]
-    return [int(i) for i in ids[best]]
-
-
 def _members(ids: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """Which of ``ids`` are in the sorted array ``pool`` (no sort of either)."""
     if not len(pool):
@@ -548,7 +433,3 @@ def _members(ids: np.ndarray, pool: np.ndarray) -> np.ndarray:
     at = np.minimum(np.searchsorted(pool, ids), len(pool) - 1)
     found: np.ndarray = pool[at] == ids
     return found
-
-
-def _dense(record: MemoryRecord, vector: np.ndarray) -> float:
-    return float(record.embedding @ vector) if record.embedding is not None else 0.0

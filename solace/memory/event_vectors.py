@@ -43,7 +43,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
-from solace.memory.row_blocks import RowBlock, top_rows
+from solace.memory.row_blocks import RowBlock, best_rows, top_rows
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
 
@@ -254,7 +254,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                              f"(|x| < 65520; embeddings are unit vectors)")
         half = vector.astype(STORE_DTYPE)
         row = self._row(entry_id)
-        if row < 0:
+        if row >= 0:  # a row rewritten: a pool may hold its old score
+            self._last_top = None
+        else:
             if entry_id < 0:
                 raise KeyError(f"entry ids are >= 0, got {entry_id!r}")
             self._row_of = _grown_map(self._row_of, entry_id + 1)
@@ -264,7 +266,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._row_of[entry_id] = row
             self._entry_of[row] = entry_id
         self._blocks[row // BLOCK_ROWS].rows[row % BLOCK_ROWS] = half
-        self._last = self._last_top = None
+        self._last = None  # the pool stays: keyed by size, rows added since merge in
 
     def __delitem__(self, entry_id: int) -> None:
         raise TypeError("an event's vector is never removed (events are never changed)")
@@ -330,7 +332,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._size = start + len(ids)
         self._row_of[ids] = np.arange(start, self._size, dtype=np.int64)
         self._entry_of[start:self._size] = ids
-        self._last = self._last_top = None
+        self._last = None  # the pool stays: keyed by size, rows added since merge in
         return len(ids)
 
     def stored(self, entry_ids: np.ndarray) -> np.ndarray:
@@ -401,14 +403,23 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         """The ``k`` rows with the highest ``row @ vector``: ``(rows, scores)``, best first,
         ties by row; every other row scores at most the last (see
         :func:`~solace.memory.row_blocks.top_rows`). Remembered for the last vector and
-        ``k`` (every agent of one recall asks the same). Safe in a worker thread while
-        the event loop adds rows: it reads the rows held when it starts."""
+        ``k`` (every agent of one recall asks the same); rows added since are searched
+        alone and merged in (rows never change once set), so an observe landing between
+        a recall's prefetch and its gathers costs a search of its rows only. Safe in a
+        worker thread while the event loop adds rows: it reads the rows held when it
+        starts."""
         vector = np.asarray(vector, dtype=np.float32)
         key, size = (vector.tobytes(), k), self._size
         last = self._last_top
         if last is not None and last[0] == key and last[1] == size:
             return last[2]
-        found = top_rows(list(self._blocks), size, vector, k)
+        if last is not None and last[0] == key and last[1] < size:
+            (old_rows, old_scores), since = last[2], last[1]
+            new_rows, new_scores = top_rows(list(self._blocks), size, vector, k, first=since)
+            found = best_rows(np.concatenate([old_rows, new_rows]),
+                              np.concatenate([old_scores, new_scores]), k)
+        else:
+            found = top_rows(list(self._blocks), size, vector, k)
         self._last_top = (key, size, found)
         return found
 

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import faiss
 import numpy as np
 
-__all__ = ["PARALLEL_BLOCKS", "RowBlock", "top_rows"]
+__all__ = ["PARALLEL_BLOCKS", "RowBlock", "best_rows", "top_rows"]
 
 #: From this many blocks on, :func:`top_rows` searches half of them in a second thread.
 PARALLEL_BLOCKS = 4
@@ -50,24 +50,25 @@ class RowBlock:
             np.float16).reshape(capacity, dim)
 
 
-def top_rows(blocks: Sequence[RowBlock], size: int, vector: np.ndarray, k: int
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` of the first ``size`` rows (counted across ``blocks``, each full but the
-    last) with the highest ``row @ vector``.
+def top_rows(blocks: Sequence[RowBlock], size: int, vector: np.ndarray, k: int,
+             first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` of rows ``first`` to ``size`` - 1 (counted across ``blocks``, each full
+    but the last) with the highest ``row @ vector``.
 
     Returns:
         ``(rows, scores)``: row numbers (int64) and their float32 scores, best first,
         ties by row ascending. Every row left out scores at most the last one returned.
     """
     query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
-    k = min(k, size)
-    spans = []  # (block, first row, rows filled)
+    k = min(k, size - first)
+    spans = []  # (block, its first row, first row searched in it, rows filled)
     start = 0
     for block in blocks:
         filled = min(len(block.rows), size - start)
         if filled <= 0:
             break
-        spans.append((block, start, filled))
+        if start + filled > first:
+            spans.append((block, start, max(first - start, 0), filled))
         start += len(block.rows)
     if not spans or k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
@@ -76,20 +77,24 @@ def top_rows(blocks: Sequence[RowBlock], size: int, vector: np.ndarray, k: int
         found = _search(spans[0::2], query, k) + other.result()
     else:
         found = _search(spans, query, k)
-    rows = np.concatenate([r for r, _ in found])
-    scores = np.concatenate([s for _, s in found])
+    return best_rows(np.concatenate([r for r, _ in found]),
+                     np.concatenate([s for _, s in found]), k)
+
+
+def best_rows(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of ``rows`` by ``scores``, best first, ties by row ascending."""
     best = np.lexsort((rows, -scores))[:k]
     return rows[best].astype(np.int64), scores[best].astype(np.float32)
 
 
-def _search(spans: Sequence[tuple[RowBlock, int, int]], query: np.ndarray, k: int
+def _search(spans: Sequence[tuple[RowBlock, int, int, int]], query: np.ndarray, k: int
             ) -> list[tuple[np.ndarray, np.ndarray]]:
     out = []
-    for block, start, filled in spans:
+    for block, start, low, filled in spans:
         params = None
-        if filled < len(block.rows):
-            params = faiss.SearchParameters(sel=faiss.IDSelectorRange(0, filled))  # type: ignore[call-arg]
-        scores, rows = block.index.search(query, min(k, filled), params=params)
+        if low or filled < len(block.rows):
+            params = faiss.SearchParameters(sel=faiss.IDSelectorRange(low, filled))  # type: ignore[call-arg]
+        scores, rows = block.index.search(query, min(k, filled - low), params=params)
         out.append((rows[0] + start, scores[0]))
     return out
 
