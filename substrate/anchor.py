@@ -34,10 +34,8 @@ anchored at its current head.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import os
-import secrets
 import struct
 from dataclasses import dataclass
 from hashlib import sha256
@@ -49,7 +47,7 @@ import msgpack
 from .crypto import KeyRing
 from .errors import AnchorMismatchError, SubstrateError
 from .frame import GENESIS_HASH, HASH_BYTES
-from .segments import fsync_dir, segment_name, write_all
+from .segments import remove_stale_temps, replace_file, segment_name
 
 __all__ = ["ANCHOR_FILE", "ANCHOR_PURPOSE", "AnchorFile", "Head", "describe_loss"]
 
@@ -196,30 +194,11 @@ class AnchorFile:
         )
         data = _MAGIC + _LEN.pack(len(body)) + body
         data += hmac.new(self._key(ring, key_id), data, sha256).digest()
-        tmp = self.directory / f".{ANCHOR_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            try:
-                write_all(fd, data)
-                if sync:
-                    os.fsync(fd)
-                st = os.fstat(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        self._stamp = _stamp(st)
-        if sync:
-            fsync_dir(self.directory)
+        self._stamp = _stamp(replace_file(self.path, data, sync=sync))
 
     def remove_stale_temps(self) -> None:
         """Delete temporary anchor files left by a writer killed mid-write."""
-        for path in self.directory.glob(f".{ANCHOR_FILE}.*.tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        remove_stale_temps(self.path)
 
 
 def describe_loss(

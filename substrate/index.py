@@ -92,6 +92,45 @@ class FrameIndex:
         """The key id entry ``entry_id`` was sealed with."""
         return self._meta[entry_id - 1] & 0xFFFF
 
+    def last_by_key(self) -> dict[int, int]:
+        """Key id -> the last entry sealed with it."""
+        out: dict[int, int] = {}
+        meta = self._meta
+        for i in range(len(meta) - 1, -1, -1):
+            out.setdefault(meta[i] & 0xFFFF, i + 1)
+        return out
+
+    def state(self) -> tuple[list[str], list[str], list[bytes]]:
+        """``(agents, kinds, arrays)``: what :meth:`from_state` rebuilds this index from
+        (the arrays as machine-order bytes: positions, sizes, timestamps, codes)."""
+        arrays = [a.tobytes() for a in (self._pos, self._size, self._ts, self._meta)]
+        return list(self.agents), list(self.kinds), arrays
+
+    @classmethod
+    def from_state(cls, agents: list[str], kinds: list[str], arrays: list[bytes]
+                   ) -> FrameIndex:
+        """The index :meth:`state` described.
+
+        Raises:
+            ValueError: the arrays do not hold the same number of entries, or a code
+                names no agent or kind.
+        """
+        index = cls()
+        for target, blob in zip((index._pos, index._size, index._ts, index._meta), arrays,
+                                strict=True):
+            if len(blob) % target.itemsize:
+                raise ValueError(f"an index array of {len(blob)} bytes is not whole items")
+            target.frombytes(blob)
+        n = len(index._pos)
+        if not len(index._size) == len(index._ts) == len(index._meta) == n:
+            raise ValueError("the index arrays hold different numbers of entries")
+        if n and max(index._meta) >> 32 >= len(agents):
+            raise ValueError("an index entry names an agent code it does not list")
+        index.agents, index.kinds = list(agents), list(kinds)
+        index._agent_codes = {a: i for i, a in enumerate(agents)}
+        index._kind_codes = {k: i for i, k in enumerate(kinds)}
+        return index
+
     def counts(self) -> tuple[dict[str, int], dict[str, int], dict[int, int]]:
         """Event counts by agent, by kind and by key id."""
         meta = Counter(self._meta)

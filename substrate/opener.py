@@ -18,6 +18,7 @@ from .errors import (
     SubstrateLockedError,
 )
 from .event import kinds_with
+from .kept_index import read_kept_index, remove_stale_kept_temps, segment_identities
 from .keys import KeySource, LoadedKeys
 from .recovery import LoadedLog, cut_tails, load_log
 from .segments import SegmentFiles, fsync_dir, list_segments
@@ -161,7 +162,8 @@ def open_substrate(
             head = anchor.read(keys.ring)  # anchor too, and the frames say so better
         except AnchorMismatchError as exc:
             head, problem = None, str(exc)
-        log = load_log(directory, numbers, head.last_id if head is not None else 0)
+        kept = read_kept_index(directory, keys.ring, numbers)
+        log = load_log(directory, numbers, head.last_id if head is not None else 0, kept)
         sync = fsync != "never" and not read_only
         files = SegmentFiles(directory, log.sizes, int(segment_bytes), sync,
                              read_only=read_only)
@@ -182,6 +184,7 @@ def open_substrate(
         anchored = current.last_id
         if not read_only:
             anchor.remove_stale_temps()
+            remove_stale_kept_temps(directory)
             if head is None and problem is None and numbers:
                 _logger.warning(
                     "%s has no anchor file (a log written before anchors, or the anchor "
@@ -193,6 +196,7 @@ def open_substrate(
             directory, lock_fd, log, keys, cipher, files, fsync, batch_interval_ms / 1000,
             int(batch_max_events), kinds, recovered=recovered,
             anchor=None if read_only else anchor, accepted_loss=problem, anchored_id=anchored,
+            opened_as=None if read_only else segment_identities(directory),
         )
         opened = True
         return sub

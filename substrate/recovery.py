@@ -41,6 +41,7 @@ from .frame import (
     unpack_header,
 )
 from .index import FrameIndex
+from .kept_index import KeptIndex
 from .segments import fsync_dir, segment_name, write_all
 
 __all__ = ["FrameWalk", "LoadedLog", "TornTail", "cut_tails", "load_log"]
@@ -100,10 +101,12 @@ class FrameWalk:
     """
 
     def __init__(
-        self, buf: bytes, path: Path, *, next_id: int, prev_hash: bytes, tail_ok: bool
+        self, buf: bytes, path: Path, *, next_id: int, prev_hash: bytes, tail_ok: bool,
+        start: int = 0,
     ) -> None:
         self.buf, self.path, self.tail_ok = buf, path, tail_ok
         self.next_id, self.prev_hash = next_id, prev_hash
+        self.start = start  # 0: from the segment's magic; else the offset of a frame
         self.torn_at: int | None = None
 
     def _damaged(self, pos: int, why: str) -> bool:
@@ -118,13 +121,13 @@ class FrameWalk:
 
     def __iter__(self) -> Iterator[tuple[int, int, FrameHeader, memoryview]]:
         buf, end = self.buf, len(self.buf)
-        if buf[: len(MAGIC)] != MAGIC:
+        if not self.start and buf[: len(MAGIC)] != MAGIC:
             if self._damaged(0, "the file does not start with the segment magic"):
                 return
         view = memoryview(buf)
         unpack_prefix, unpack_hlen, crc32, sha256 = PREFIX.unpack_from, HLEN.unpack_from, \
             zlib.crc32, hashlib.sha256
-        pos = len(MAGIC)
+        pos = self.start or len(MAGIC)
         while pos < end:
             # check_frame() inlined: this loop indexes every frame on open
             damage = None
@@ -187,13 +190,18 @@ class LoadedLog:
     hash_at: bytes | None = None
 
 
-def load_log(directory: Path, numbers: list[int], hash_at: int = 0) -> LoadedLog:
+def load_log(directory: Path, numbers: list[int], hash_at: int = 0,
+             kept: KeptIndex | None = None) -> LoadedLog:
     """Index every segment (no decryption) and find a torn tail of the last one.
 
     Changes no file.
 
     Args:
         hash_at: Also record the chain hash after this entry (0: the genesis hash).
+        kept: The index kept at the last close, checked against these segments
+            (:mod:`substrate.kept_index`): its entries are taken as they are and only
+            the frames after them are walked. Ignored when ``hash_at`` is an entry
+            before its last (that chain hash is not kept).
 
     Raises:
         CorruptFrameError, ChainBrokenError: damage that is not a torn tail.
@@ -202,12 +210,23 @@ def load_log(directory: Path, numbers: list[int], hash_at: int = 0) -> LoadedLog
     log = LoadedLog(FrameIndex())
     if hash_at == 0:
         log.hash_at = GENESIS_HASH
-    next_id = 1
+    next_id, resume = 1, (0, 0)  # the walk starts at (segment, offset): 0 is its magic
+    if kept is not None and (hash_at == 0 or hash_at >= kept.last_id):
+        log.index, log.last_hash = kept.index, kept.last_hash
+        log.last_by_key = dict(kept.last_by_key)
+        if hash_at == kept.last_id:
+            log.hash_at = kept.last_hash
+        segment, offset, size = kept.index.locate(kept.last_id)
+        next_id, resume = kept.last_id + 1, (segment, offset + size)
+        log.sizes.update((n, z) for n, z in kept.sizes.items() if n < segment)
     for number in numbers:
+        if number < resume[0]:
+            continue
         path = directory / segment_name(number)
         buf = path.read_bytes()
         walk = FrameWalk(
-            buf, path, next_id=next_id, prev_hash=log.last_hash, tail_ok=number == numbers[-1]
+            buf, path, next_id=next_id, prev_hash=log.last_hash, tail_ok=number == numbers[-1],
+            start=resume[1] if number == resume[0] else 0,
         )
         add, last_by_key = log.index.add, log.last_by_key
         for pos, size, h, body in walk:

@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -64,6 +65,44 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def replace_file(path: Path, data: bytes, *, sync: bool) -> os.stat_result:
+    """Replace ``path`` with ``data`` atomically: a temporary file beside it (mode 0600,
+    fsynced if ``sync``) renamed over it, then the directory fsynced if ``sync``.
+
+    Returns:
+        The stat of the file written (as it was before the rename).
+
+    Raises:
+        OSError: the write failed; ``path`` is as it was and no temporary file is left.
+    """
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    if sync:
+        fsync_dir(path.parent)
+    return st
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Delete temporary files :func:`replace_file` left for ``path`` (a writer killed
+    mid-write)."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 class SegmentFiles:

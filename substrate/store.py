@@ -28,6 +28,7 @@ from .durability import FsyncPolicy, GroupCommit
 from .errors import InvalidEventError, SubstrateError, UnknownEntryError
 from .event import Event
 from .items import EventItem, Stats, check_ts, unpack_item
+from .kept_index import Identity, drop_kept_index, segment_identities, write_kept_index
 from .keys import LoadedKeys, _read_ring, write_key_file
 from .recovery import LoadedLog, TornTail
 from .segments import SegmentFiles
@@ -75,8 +76,12 @@ class Substrate:
         anchor: AnchorFile | None = None,
         accepted_loss: str | None = None,
         anchored_id: int | None = None,
+        opened_as: dict[int, Identity] | None = None,
     ) -> None:
         self.directory = directory
+        # the segment files as this open found them (the kept index is only written
+        # for files this process changed by appending, or not at all)
+        self._opened_as = dict(opened_as or {})
         self.recovered = recovered
         self.read_only = anchor is None
         self.accepted_loss = accepted_loss
@@ -456,6 +461,29 @@ class Substrate:
             self._keys = LoadedKeys(ring, self._keys.origin, path)
             return ring.current_id
 
+    def _keep_index(self) -> None:
+        """Keep the frame index for the next open (:mod:`substrate.kept_index`) after a
+        clean close of a writable substrate; a failure is logged (the next open walks
+        the whole log, as without it)."""
+        if (self._anchor is None or self._commit.failure is not None
+                or self._broken is not None or not self._last_id):
+            return
+        try:
+            now = segment_identities(self.directory)
+            changed = [n for n, ident in self._opened_as.items()
+                       if self._files.sizes.get(n) == ident[0] and now.get(n) != ident]
+            if changed:  # not by this process: index nothing it did not write
+                drop_kept_index(self.directory)
+                _logger.warning("segment(s) %s of %s changed on disk while open, not by "
+                                "this process: the next open walks the whole log",
+                                changed, self.directory)
+                return
+            write_kept_index(self.directory, self._index, self._last_hash, now,
+                             self._cipher.ring)
+        except (OSError, SubstrateError) as exc:
+            _logger.warning("could not keep the frame index of %s on close (%s); the next "
+                            "open walks the whole log", self.directory, exc)
+
     def close(self) -> None:
         """Sync (unless ``fsync="never"``), stop the flusher and release files and lock.
 
@@ -483,6 +511,7 @@ class Substrate:
                 except OSError as exc:  # a full disk: the anchor trails, which is safe
                     _logger.warning("could not advance the anchor of %s on close (%s)",
                                     self.directory, exc)
+            self._keep_index()
         finally:
             with self._lock:
                 self._closed = True
