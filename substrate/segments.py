@@ -126,6 +126,7 @@ class SegmentFiles:
         self.directory = directory
         self._flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_APPEND
         self.sizes = dict(sizes)
+        self.written: set[int] = set()  # segments this process wrote to (or cut back)
         self.segment_bytes = segment_bytes
         self._sync = sync
         self._fds: dict[int, int] = {}
@@ -237,6 +238,7 @@ class SegmentFiles:
     def _append(self, parts: list[bytes]) -> None:
         assert self.tail is not None
         data = parts[0] if len(parts) == 1 else b"".join(parts)
+        self.written.add(self.tail)
         write_all(self._fd(self.tail), data)
         self.sizes[self.tail] += len(data)
 

@@ -471,7 +471,7 @@ class Substrate:
         try:
             now = segment_identities(self.directory)
             changed = [n for n, ident in self._opened_as.items()
-                       if self._files.sizes.get(n) == ident[0] and now.get(n) != ident]
+                       if n not in self._files.written and now.get(n) != ident]
             if changed:  # not by this process: index nothing it did not write
                 drop_kept_index(self.directory)
                 _logger.warning("segment(s) %s of %s changed on disk while open, not by "
