@@ -179,6 +179,7 @@ class SegmentFiles:
                 on_disk = os.lseek(fd, 0, os.SEEK_END)
                 if on_disk != size:
                     raise self._foreign(tail, on_disk, size)
+                self.written.add(tail)
                 try:
                     if os.write(fd, frame) != len(frame):
                         raise OSError(errno.EIO, "short write")  # regular files: disk full
