@@ -78,9 +78,18 @@ class _Counts:
         self.nonzero += (after > 0) - (before > 0)
         return before, after
 
-    def clear(self) -> None:
-        self.array[:] = 0
-        self.nonzero = 0
+    def set_all(self, entry_ids: list[int]) -> None:
+        """Count exactly ``entry_ids`` (one per record holding each), nothing else."""
+        ids = np.asarray(entry_ids, dtype=np.int64)
+        if len(ids) and int(ids.min()) < 0:
+            raise ValueError(f"entry ids are >= 0, got {int(ids.min())}")
+        counts = np.bincount(ids, minlength=len(self.array)) if len(ids) else \
+            np.zeros(len(self.array), dtype=np.int64)
+        if len(counts) and int(counts.max()) > _LIMIT:
+            raise ValueError(f"event {int(counts.argmax())} would be held by "
+                             f"{int(counts.max())} records (0..{_LIMIT} are counted)")
+        self.array = counts.astype(_COUNT)
+        self.nonzero = int(np.count_nonzero(self.array))
 
 
 def _tally(records: Iterable[MemoryRecord | None], sign: int, held: dict[int, int],
@@ -148,13 +157,14 @@ class Holdings:
     def reset(self, agent: str, records: Iterable[MemoryRecord]) -> None:
         """``agent`` holds exactly ``records`` (a full resync)."""
         held, shown = self._counts(self._held, agent), self._counts(self._shown, agent)
-        held.clear()
-        shown.clear()
+        held_ids: list[int] = []
+        shown_ids: list[int] = []
         for record in records:
-            for e in record.entry_ids:
-                held.bump(e, 1)
-                if not record.private:
-                    shown.bump(e, 1)
+            held_ids.extend(record.entry_ids)
+            if not record.private:
+                shown_ids.extend(record.entry_ids)
+        held.set_all(held_ids)
+        shown.set_all(shown_ids)
         for other in self._agents:
             if other != agent:
                 self._foreign[(agent, other)] = self._difference(shown, self._held[other])
