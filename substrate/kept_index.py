@@ -79,14 +79,16 @@ class KeptIndex:
         return len(self.index)
 
 
-def segment_identities(directory: Path) -> dict[int, Identity]:
-    """Each segment file's identity now: number -> (size, inode, modification time ns).
+def segment_identities(directory: Path, numbers: list[int] | None = None
+                       ) -> dict[int, Identity]:
+    """Each segment file's identity now: number -> (size, inode, modification time ns),
+    of ``numbers`` (default: every segment in ``directory``).
 
     Raises:
         OSError: a segment could not be stat'ed. ChainBrokenError: one is missing.
     """
     out = {}
-    for number in list_segments(directory):
+    for number in list_segments(directory) if numbers is None else numbers:
         st = os.stat(directory / segment_name(number))
         out[number] = (st.st_size, st.st_ino, st.st_mtime_ns)
     return out
@@ -201,7 +203,7 @@ def _check_segments(directory: Path, index: FrameIndex, last_hash: bytes,
     on_disk = [n for n in numbers if n <= segment]
     if kept != on_disk:
         raise _Unusable(f"it covers segments {kept}, the log has {on_disk} up to {segment}")
-    now = segment_identities(directory)
+    now = segment_identities(directory, kept)
     for number in kept:
         if now.get(number) != identities[number]:
             raise _Unusable(f"{segment_name(number)} is not the file it indexed (size, "

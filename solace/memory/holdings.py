@@ -92,15 +92,14 @@ class _Counts:
         self.nonzero = int(np.count_nonzero(self.array))
 
 
-def _tally(records: Iterable[MemoryRecord | None], sign: int, held: dict[int, int],
+def _tally(record: MemoryRecord | None, sign: int, held: dict[int, int],
            shown: dict[int, int]) -> None:
-    for record in records:
-        if record is None:
-            continue
-        for e in record.entry_ids:
-            held[e] = held.get(e, 0) + sign
-            if not record.private:
-                shown[e] = shown.get(e, 0) + sign
+    if record is None:
+        return
+    for e in record.entry_ids:
+        held[e] = held.get(e, 0) + sign
+        if not record.private:
+            shown[e] = shown.get(e, 0) + sign
 
 
 class Holdings:
@@ -141,10 +140,13 @@ class Holdings:
                after: MemoryRecord | None) -> None:
         """One record of ``agent`` went from ``before`` to ``after`` (None: absent),
         counted net per event (a record grown by one event moves one count)."""
+        if (before is not None and after is not None and before.entry_ids == after.entry_ids
+                and before.private == after.private):
+            return  # moved between tiers, or faded: the same events, shown alike
         held: dict[int, int] = {}
         shown: dict[int, int] = {}
-        _tally((before,), -1, held, shown)
-        _tally((after,), 1, held, shown)
+        _tally(before, -1, held, shown)
+        _tally(after, 1, held, shown)
         held_counts = self._counts(self._held, agent)
         shown_counts = self._counts(self._shown, agent)
         for e, by in held.items():

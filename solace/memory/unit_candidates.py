@@ -26,6 +26,7 @@ import numpy as np
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate
+from solace.memory.row_blocks import best_rows
 from solace.memory.tier_view import TierView
 
 __all__ = ["DENSE_POOL", "FEW_UNITS", "PREFETCH_ROWS", "SCAN_ROWS", "UnitCandidates",
@@ -173,14 +174,9 @@ class UnitCandidates:
 
 
 def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
-    """The ``k`` ids of the highest ``scores``, best first, ties by id ascending (what
-    sorting all of them would give, in linear time plus ``k log k``)."""
-    if len(ids) > k:
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = np.flatnonzero(-scores <= kth)  # the top k and any tied with the k-th
-        ids, scores = ids[keep], scores[keep]
-    best = np.lexsort((ids, -scores))[:k]
-    return [int(i) for i in ids[best]]
+    """The ``k`` ids of the highest ``scores``, best first, ties by id ascending
+    (:func:`~solace.memory.row_blocks.best_rows`)."""
+    return best_rows(ids, scores, k)[0].tolist()  # type: ignore[no-any-return]
 
 
 def record_similarity(record: MemoryRecord, vector: np.ndarray) -> float:
