@@ -39,10 +39,10 @@ def test_parts_are_weighted_and_sum_to_the_score() -> None:
 
 def test_merge_order_is_score_then_working_first_then_newer_then_id() -> None:
     totals = np.array([0.5, 0.9, 0.5, 0.5, 0.5])
-    tiers = ["longterm", "longterm", "working", "longterm", "longterm"]
+    longterm = np.array([True, True, False, True, True])
     event_ts = np.array([10.0, 0.0, 5.0, 20.0, 20.0])
     ids = [1, 2, 3, 5, 4]
-    assert rank_order(totals, tiers, event_ts, ids).tolist() == [1, 2, 4, 3, 0]
+    assert rank_order(totals, longterm, event_ts, ids).tolist() == [1, 2, 4, 3, 0]
 
 
 def test_select_never_injects_an_event_twice_but_lets_detail_follow_a_summary() -> None:
@@ -50,5 +50,5 @@ def test_select_never_injects_an_event_twice_but_lets_detail_follow_a_summary() 
     exact = [len(e) == 1 for e in entry_ids]
     # (2,) is detail under the summary (1, 2): kept; the second (2,) is a repeat: skipped;
     # (1, 2, 3) and (3, 4) only cover events already covered: skipped.
-    assert select(np.arange(7), entry_ids, exact, k=10) == [0, 1, 2, 4]
-    assert select(np.arange(7), entry_ids, exact, k=2) == [0, 1]
+    assert select(np.arange(7), entry_ids.__getitem__, exact.__getitem__, k=10) == [0, 1, 2, 4]
+    assert select(np.arange(7), entry_ids.__getitem__, exact.__getitem__, k=2) == [0, 1]

@@ -67,7 +67,8 @@ async def test_tags_keep_untagged_longterm_records_out_of_the_candidates(
         vector = await rt.embed_query(QUERY)
 
         async def longterm_candidates(tags: tuple[str, ...]) -> set[int]:
-            found = await main.retriever.gather(QUERY, vector, include_private=True, tags=tags)
+            found = (await main.retriever.gather(QUERY, vector, include_private=True,
+                                                 tags=tags)).candidates
             return {c.record.record_id for c in found if c.tier == "longterm"}
 
         # Without tags the untagged record is the better match, and a candidate.
@@ -108,7 +109,7 @@ async def test_without_tags_recall_is_unchanged(tmp_path: Path) -> None:
         assert hits == await main.recall(QUERY, k=10, tags=())
         # Every long-term record is a candidate, tagged or not, and none scores by tags.
         vector = await rt.embed_query(QUERY)
-        found = await main.retriever.gather(QUERY, vector, include_private=True)
+        found = (await main.retriever.gather(QUERY, vector, include_private=True)).candidates
         assert {c.record.record_id for c in found if c.tier == "longterm"} == {
             r.record_id for r in rt.memories["Main"].longterm.records()}
         assert all(h.parts.tags == 0 for h in hits)
@@ -152,10 +153,10 @@ async def test_tags_keep_the_events_of_untagged_longterm_episodes_out(tmp_path: 
         longterm = rt.memories["Main"].longterm
         main = rt.agent("Main")
         vector = await rt.embed_query(QUERY)
-        plain = await main.retriever.gather(QUERY, vector, include_private=True)
+        plain = (await main.retriever.gather(QUERY, vector, include_private=True)).candidates
         assert any(c.unit and c.tier == "longterm" and not c.record.tags for c in plain)
-        narrowed = await main.retriever.gather(QUERY, vector, include_private=True,
-                                               tags=["work"])
+        narrowed = (await main.retriever.gather(QUERY, vector, include_private=True,
+                                                tags=["work"])).candidates
         offered = [c for c in narrowed if c.tier == "longterm"]
         assert offered
         assert all("work" in c.record.tags and longterm.get(c.record.record_id) is not None
@@ -171,6 +172,7 @@ async def test_the_nearest_tagged_records_are_offered_even_past_the_overall_near
         vector = await rt.embed_query("Sweden")
         assert [r.record_id for r, _ in rt.memories["Main"].longterm.search(vector, 1)] \
             == [records["Sweden"].record_id]
-        found = await retriever.gather("Sweden", vector, include_private=True, tags=["work"])
+        found = (await retriever.gather("Sweden", vector, include_private=True,
+                                        tags=["work"])).candidates
         assert [(c.record.record_id, c.lexical) for c in found if c.tier == "longterm"] \
             == [(records["quarterly numbers"].record_id, 0.0)]  # by embedding alone

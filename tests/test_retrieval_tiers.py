@@ -102,13 +102,14 @@ async def test_a_peer_builds_no_candidate_for_events_the_asker_offers(tmp_path: 
         query = "Caroline Sweden pottery violin"
         vector = await rt.embed_query(query)
         peer = rt.agent("Supervisor").retriever
-        every = await peer.gather(query, vector, include_private=False)
+        every = (await peer.gather(query, vector, include_private=False)).candidates
         assert len(every) > 2
         known = frozenset(every[0].entry_ids)
         told = await peer.gather(query, vector, include_private=False, known=known)
-        assert told == [c for c in every if not known.issuperset(c.entry_ids)]
+        assert told.candidates == [c for c in every if not known.issuperset(c.entry_ids)]
         everything = frozenset(e for c in every for e in c.entry_ids)
-        assert await peer.gather(query, vector, include_private=False, known=everything) == []
+        nothing = await peer.gather(query, vector, include_private=False, known=everything)
+        assert nothing.candidates == []
 
 
 async def test_a_rung3_hit_is_injected_rehydrated_and_costs_its_tokens(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def _record(rng: random.Random, rid: int, rung: int, entries: Sequence[int]) -> 
     text = " ".join(rng.choice(WORDS) for _ in range(4))
     return MemoryRecord(record_id=rid, agent="Main", rung=rung, text=text, tokens=4,
                         source_tokens=12, entry_ids=tuple(sorted(set(entries))),
-                        embedding=_vector(rng))
+                        embedding=_vector(rng), event_ts=float(rng.randrange(10**6)),
+                        emotional_weight=rng.random())
 
 
 def _entries(rng: random.Random) -> list[int]:
@@ -93,6 +94,13 @@ def _same(a: TierView, b: TierView) -> None:
     assert {k: id(v) for k, v in a.records.items()} == {k: id(v) for k, v in b.records.items()}
     assert a.working == b.working
     assert np.array_equal(a.working_matrix, b.working_matrix)
+    for column in ("record_id", "event_ts", "emotion"):
+        assert getattr(a.working_columns, column).tolist() == \
+            getattr(b.working_columns, column).tolist()
+    for column, field in (("record_id", "record_id"), ("event_ts", "event_ts"),
+                          ("emotion", "emotional_weight")):
+        assert getattr(a.working_columns, column).tolist() == \
+            [getattr(r, field) for r in a.working]
     assert a.longterm == b.longterm
     assert a.longterm_ids.tolist() == b.longterm_ids.tolist()
     assert {e: r.record_id for e, r in a.owners.items()} == \

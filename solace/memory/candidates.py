@@ -47,9 +47,9 @@ import numpy as np
 from solace.memory.chunks import record_events
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
-from solace.memory.lexical import LexicalIndex
+from solace.memory.lexical import LexicalIndex, scores_among
 from solace.memory.record import MemoryRecord
-from solace.memory.retrieval import Candidate, EventReader
+from solace.memory.retrieval import Candidate, EventReader, Gathered
 from solace.memory.retrieval_forms import Forms
 from solace.memory.tier_view import (
     TierVersions,
@@ -300,7 +300,7 @@ class Retriever:
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
         tags: Sequence[str] = (), known: Container[int] = frozenset(),
-    ) -> list[Candidate]:
+    ) -> Gathered:
         """The query's candidates from both tiers (see the module docstring).
 
         Candidates standing only for events in ``known`` (the events the asking agent
@@ -328,8 +328,9 @@ class Retriever:
         view = await self.refresh()
         allowed = view.longterm if tagged is None else view.longterm & tagged
         # Scored now, before any await: the shared indexes are in line with this view.
-        record_ids, record_scores = self._records.match(query)
-        lexical = dict(zip(record_ids.tolist(), record_scores.tolist(), strict=True))
+        columns = view.working_columns
+        record_ids, record_scores, working_lexical = self._records.match_at(
+            query, columns.record_id.tolist())
         ceiling = self._records.ceiling(query) or 1.0
         unit_ids, unit_scores = self._units.match(query)
         unit_ceiling = self._units.ceiling(query) or 1.0
@@ -338,12 +339,13 @@ class Retriever:
             return (include_private or not record.private) and not (
                 known and all(e in known for e in record.entry_ids))
 
-        out: list[Candidate] = []
-        sims = view.working_matrix @ vector if view.working else np.zeros(0)
-        for record, sim in zip(view.working, sims.tolist(), strict=True):
-            if offers(record):
-                out.append(self._candidate(view, record, "working", float(sim),
-                                           lexical.get(record.record_id, 0.0) / ceiling))
+        working = view.working
+        dense = view.working_matrix @ vector if working else np.zeros(0, dtype=np.float32)
+        kept: slice | np.ndarray = slice(None)  # the asker's own offers every working record
+        if not include_private or known:
+            mask = np.fromiter(map(offers, working), dtype=bool, count=len(working))
+            working = tuple(r for r, keep in zip(working, mask.tolist(), strict=True) if keep)
+            kept = mask
         dense_hits: list[tuple[MemoryRecord, float]] = []
         if allowed and tagged is None:
             dense_hits = await self._search(
@@ -353,7 +355,13 @@ class Retriever:
             dense_hits = await self._search(
                 len(allowed), self._nearest, [view.records[r] for r in sorted(allowed)],
                 vector)
-
+        in_longterm = _members(record_ids, view.longterm_ids if tagged is None else np.sort(
+            np.fromiter(allowed, dtype=np.int64, count=len(allowed))))
+        best_lexical = top_ids(record_ids[in_longterm], record_scores[in_longterm],
+                               self.candidates)
+        lexical = scores_among(record_ids, record_scores,
+                               [r.record_id for r, _ in dense_hits] + best_lexical)
+        others: list[Candidate] = []
         offered: set[int] = set()
         for found, sim in dense_hits:
             if found.record_id not in allowed:
@@ -361,22 +369,21 @@ class Retriever:
             held = view.records[found.record_id]
             if offers(held):
                 offered.add(held.record_id)
-                out.append(self._candidate(view, held, "longterm", float(sim),
-                                           lexical.get(held.record_id, 0.0) / ceiling))
-        in_longterm = _members(record_ids, view.longterm_ids if tagged is None else np.sort(
-            np.fromiter(allowed, dtype=np.int64, count=len(allowed))))
-        for rid in top_ids(record_ids[in_longterm], record_scores[in_longterm],
-                           self.candidates):
+                others.append(self._candidate(view, held, "longterm", float(sim),
+                                              lexical.get(held.record_id, 0.0) / ceiling))
+        for rid in best_lexical:
             record = view.records[rid]
             if rid not in offered and offers(record):
-                out.append(self._candidate(view, record, "longterm",
-                                           record_similarity(record, vector),
-                                           lexical[rid] / ceiling))
-        out.extend(self._unit_candidates.offer(
+                others.append(self._candidate(view, record, "longterm",
+                                              record_similarity(record, vector),
+                                              lexical[rid] / ceiling))
+        others.extend(self._unit_candidates.offer(
             view, vector, (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
             forms=self._unit_forms, include_private=include_private, allowed=allowed,
             known=known))
-        return out
+        return Gathered.of(self.agent, working, dense[kept], working_lexical[kept] / ceiling,
+                           columns.event_ts[kept], columns.emotion[kept],
+                           columns.record_id[kept], others)
 
     async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)``, a search over ``size`` vectors: on the loop while that is small

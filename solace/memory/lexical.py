@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["STOP_WORDS", "LexicalIndex", "LexicalState", "content_words", "query_terms", "stem",
-           "terms"]
+__all__ = ["STOP_WORDS", "LexicalIndex", "LexicalState", "content_words", "query_terms",
+           "scores_among", "stem", "terms"]
 
 # A compact English stop-word list (function words, auxiliaries, pronouns). Content
 # words — names, nouns, verbs, numbers — are what remain.
@@ -332,8 +332,23 @@ class LexicalIndex:
             ``(doc ids, scores)``, aligned, scores > 0, in no particular order;
             documents with no term in common are absent.
         """
+        total, slots = self._totals(query)
+        return self._slot_ids[slots], total[slots]
+
+    def match_at(self, query: str, ids: Sequence[int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`match`, and from the same pass the score of each of ``ids`` (aligned
+        with them; 0 for one that matches no term or is not indexed)."""
+        total, slots = self._totals(query)
+        at = np.fromiter((self._slot.get(i, -1) for i in ids), dtype=np.int64,
+                         count=len(ids))
+        scores_at = np.where(at >= 0, total[at], 0.0) if len(total) else np.zeros(len(ids))
+        return self._slot_ids[slots], total[slots], scores_at
+
+    def _totals(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 per slot, and the slots of the documents matching a query term."""
         if not self._lengths:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
         avg = self._total_length / len(self._lengths) or 1.0
         total = np.zeros(len(self._slot_ids), dtype=np.float64)
         hit = np.zeros(len(self._slot_ids), dtype=bool)
@@ -347,8 +362,7 @@ class LexicalIndex:
             norm = 1.0 - b + b * self._slot_lengths[slots] / avg
             total[slots] += idf * tf * (k1 + 1.0) / (tf + k1 * norm)
             hit[slots] = True
-        slots = np.flatnonzero(hit)
-        return self._slot_ids[slots], total[slots]
+        return total, np.flatnonzero(hit)
 
     def scores(self, query: str, ids: Iterable[int] | None = None) -> dict[int, float]:
         """BM25 score of every document matching at least one query term.
@@ -377,3 +391,11 @@ class LexicalIndex:
         return sum(
             self._idf(t) * (self.k1 + 1.0) for t in query_terms(query) if self._df(t)
         )
+
+
+def scores_among(ids: np.ndarray, scores: np.ndarray, wanted: Iterable[int]) -> dict[int, float]:
+    """``{id: score}`` of the ``wanted`` ids among a :meth:`LexicalIndex.match` result
+    (``ids``, ``scores``); one absent there matched nothing. Costs one pass over the
+    match, not a dict of it (a common word can match tens of thousands of documents)."""
+    matched = np.isin(ids, np.fromiter(wanted, dtype=np.int64))
+    return dict(zip(ids[matched].tolist(), scores[matched].tolist(), strict=True))

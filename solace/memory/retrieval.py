@@ -27,7 +27,8 @@ and any read-through peers' in one trio nursery.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+import bisect
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,6 +42,7 @@ __all__ = [
     "PART_NAMES",
     "Candidate",
     "EventReader",
+    "Gathered",
     "Gatherer",
     "composite_parts",
     "rank_order",
@@ -101,6 +103,76 @@ class Candidate:
         return self.entry_ids
 
 
+@dataclass(slots=True)
+class Gathered:
+    """One agent's candidates for a query, scored in columns.
+
+    Every working record an agent offers is a candidate, and an agent holds hundreds,
+    so they stay columns (from its :class:`~solace.memory.tier_view.TierView`) and a
+    :class:`Candidate` is built only for one recall picks; ``others`` (long-term records
+    and units, a few dozen) are built by the gather.
+
+    Attributes:
+        owner: the agent. working: the working records offered, then ``others``.
+        dense, lexical, event_ts, emotion, record_id, longterm: one value per
+            candidate, the working records' first, then ``others``' in order
+            (``longterm``: its record is in the long-term tier).
+    """
+
+    owner: str
+    working: Sequence[MemoryRecord]
+    others: list[Candidate]
+    dense: np.ndarray
+    lexical: np.ndarray
+    event_ts: np.ndarray
+    emotion: np.ndarray
+    record_id: np.ndarray
+    longterm: np.ndarray
+
+    @classmethod
+    def of(cls, owner: str, working: Sequence[MemoryRecord], dense: np.ndarray,
+           lexical: np.ndarray, event_ts: np.ndarray, emotion: np.ndarray,
+           record_id: np.ndarray, others: list[Candidate]) -> Gathered:
+        """The working records' columns (row-aligned with ``working``) and ``others``."""
+
+        def column(working_part: np.ndarray, values: Any, dtype: Any) -> np.ndarray:
+            tail = np.fromiter(values, dtype=dtype, count=len(others))
+            return np.concatenate([np.asarray(working_part, dtype=dtype), tail])
+
+        return cls(
+            owner, working, others,
+            column(dense, (c.dense for c in others), np.float64),
+            column(lexical, (c.lexical for c in others), np.float64),
+            column(event_ts, (c.record.event_ts for c in others), np.float64),
+            column(emotion, (c.record.emotional_weight for c in others), np.float64),
+            column(record_id, (c.record.record_id for c in others), np.int64),
+            column(np.zeros(len(working), dtype=bool), (c.tier != "working" for c in others),
+                   bool))
+
+    def __len__(self) -> int:
+        return len(self.dense)
+
+    def record(self, i: int) -> MemoryRecord:
+        """The ``i``-th candidate's record."""
+        n = len(self.working)
+        return self.working[i] if i < n else self.others[i - n].record
+
+    def candidate(self, i: int) -> Candidate:
+        """The ``i``-th candidate (a working record's is built here)."""
+        n = len(self.working)
+        if i >= n:
+            return self.others[i - n]
+        record = self.working[i]
+        return Candidate(record, "working", self.owner, float(self.dense[i]),
+                         float(self.lexical[i]), record.text, record.tokens,
+                         tuple(record.entry_ids))
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Every candidate, built (recall builds only those it picks)."""
+        return [self.candidate(i) for i in range(len(self))]
+
+
 class Gatherer(Protocol):
     """One agent's side of retrieval (see :class:`solace.memory.candidates.Retriever`).
 
@@ -114,7 +186,7 @@ class Gatherer(Protocol):
     async def gather(
         self, query: str, vector: np.ndarray, *, include_private: bool,
         tags: Sequence[str] = (), known: Container[int] = frozenset(),
-    ) -> list[Candidate]: ...
+    ) -> Gathered: ...
 
 
 # ------------------------------------------------------------------ pure scoring
@@ -155,26 +227,29 @@ def composite_parts(
         [np.asarray(a, dtype=np.float64) for a in (dense, lexical, recency, emotion, tags)],
         axis=1,
     ) if len(dense) else np.zeros((0, 5))
-    return raw * w
+    weighted: np.ndarray = raw * w
+    return weighted
 
 
 def rank_order(
-    totals: np.ndarray, tiers: Sequence[str], event_ts: np.ndarray, record_ids: Sequence[int]
+    totals: np.ndarray, longterm: np.ndarray, event_ts: np.ndarray,
+    record_ids: Sequence[int] | np.ndarray,
 ) -> np.ndarray:
-    """Indices best first: total desc, working before long-term, newer first, id asc."""
+    """Indices best first: total desc, working before long-term (``longterm``: a flag
+    per candidate), newer first, id asc."""
     if len(totals) == 0:
         return np.zeros(0, dtype=np.int64)
-    tier_key = np.array([0 if t == "working" else 1 for t in tiers])
     # np.lexsort sorts by the last key first.
-    return np.lexsort(
-        (np.asarray(record_ids), -np.asarray(event_ts, dtype=np.float64), tier_key, -totals)
-    )
+    return np.lexsort((np.asarray(record_ids), -np.asarray(event_ts, dtype=np.float64),
+                       np.asarray(longterm, dtype=np.int8), -totals))
 
 
 def select(
-    order: np.ndarray, entry_ids: Sequence[tuple[Any, ...]], exact: Sequence[bool], k: int
+    order: np.ndarray, covers: Callable[[int], tuple[Any, ...]], exact: Callable[[int], bool],
+    k: int,
 ) -> list[int]:
-    """The first ``k`` indices of ``order`` that add something.
+    """The first ``k`` indices of ``order`` that add something (``covers(i)``: what the
+    ``i``-th candidate carries; ``exact(i)``: whether it carries one event in full).
 
     A hit that carries one event in full (``exact``) is skipped if that event was
     already carried in full by a better hit (the same event seen by two agents); a
@@ -187,8 +262,8 @@ def select(
     covered: set[Any] = set()
     for i in order:
         index = int(i)
-        ids = entry_ids[index]
-        if exact[index]:
+        ids = covers(index)
+        if exact(index):
             if in_full.issuperset(ids):
                 continue
             in_full.update(ids)
@@ -242,7 +317,7 @@ async def recall(
         raise TypeError(f"query_tags must be a sequence of strings, not {query_tags!r}")
     tags = tuple(query_tags)
     own = await asker.gather(query, vector, include_private=True, tags=tags)
-    results: dict[int, list[Candidate]] = {}
+    results: dict[int, Gathered] = {}
 
     async def run(i: int, side: Gatherer) -> None:
         results[i] = await side.gather(query, vector, include_private=False, tags=tags,
@@ -252,24 +327,38 @@ async def recall(
         async with trio.open_nursery() as nursery:
             for i, side in enumerate(peers):
                 nursery.start_soon(run, i, side)
-    candidates = own + [c for i in range(len(peers)) for c in results[i]]
-    if not candidates:
+    sides = [own] + [results[i] for i in range(len(peers))]
+    starts = np.cumsum([0] + [len(side) for side in sides]).tolist()
+    if not starts[-1]:
         return []
-    lexical = np.array([c.lexical for c in candidates], dtype=np.float64)
-    event_ts = np.array([c.record.event_ts for c in candidates])
+    built: dict[int, Candidate] = {}
+
+    def candidate(i: int) -> Candidate:
+        if i not in built:
+            side = bisect.bisect_right(starts, i) - 1
+            built[i] = sides[side].candidate(i - starts[side])
+        return built[i]
+
+    def record(i: int) -> MemoryRecord:
+        side = bisect.bisect_right(starts, i) - 1
+        return sides[side].record(i - starts[side])
+
+    def column(name: str) -> np.ndarray:
+        return np.concatenate([getattr(side, name) for side in sides])
+
+    event_ts = column("event_ts")
     parts = composite_parts(
-        np.array([c.dense for c in candidates]),
-        lexical,
+        column("dense"),
+        column("lexical"),
         recency_scores(event_ts, now, half_life_hours),
-        np.array([c.record.emotional_weight for c in candidates]),
-        tag_match_scores([c.record.tags for c in candidates], query_tags),
+        column("emotion"),
+        tag_match_scores([record(i).tags for i in range(starts[-1])], query_tags)
+        if tags else np.zeros(starts[-1]),
         weights,
     )
     totals = parts.sum(axis=1)
-    order = rank_order(
-        totals, [c.tier for c in candidates], event_ts, [c.record.record_id for c in candidates]
-    )
-    chosen = select(order, [c.covers for c in candidates], [c.exact for c in candidates], k)
+    order = rank_order(totals, column("longterm"), event_ts, column("record_id"))
+    chosen = select(order, lambda i: candidate(i).covers, lambda i: candidate(i).exact, k)
     asking = asker.agent
     return [
         Hit(
@@ -284,6 +373,5 @@ async def recall(
             parts=ScoreParts(*(float(x) for x in parts[i])),
             owner=None if c.owner == asking else c.owner,
         )
-        for i, c in ((i, candidates[i]) for i in chosen)
+        for i, c in ((i, candidate(i)) for i in chosen)
     ]
-

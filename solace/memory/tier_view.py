@@ -20,8 +20,8 @@ import numpy as np
 
 from solace.memory.record import MemoryRecord
 
-__all__ = ["TierVersions", "TierView", "changed_between", "follow_view", "take_view",
-           "versions_of"]
+__all__ = ["TierVersions", "TierView", "WorkingColumns", "changed_between", "follow_view",
+           "take_view", "versions_of"]
 
 #: ``(id of the working tier, its version, id of the long-term tier, its version)``.
 TierVersions = tuple[int, int, int, int]
@@ -35,6 +35,8 @@ class TierView:
         records: every record of both tiers by id (long-term's if one is mid-move and
             in both). working: the working records, in row order.
         working_matrix: their embeddings, row-aligned (a copy).
+        working_columns: their record ids, newest event times and emotional weights,
+            row-aligned arrays (what recall scores every working record on).
         longterm: ids of the long-term records; longterm_ids: the same, a sorted array.
         owners: unit entry id -> the multi-event record holding it (of several, the
             one with the highest id: the newest, e.g. a cue re-added to working).
@@ -47,12 +49,24 @@ class TierView:
     records: dict[int, MemoryRecord]
     working: tuple[MemoryRecord, ...]
     working_matrix: np.ndarray
+    working_columns: WorkingColumns
     longterm: frozenset[int]
     longterm_ids: np.ndarray
     owners: dict[int, MemoryRecord]
     shared: dict[int, frozenset[int]]
     unit_ids: np.ndarray
     forms: dict[int, tuple[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingColumns:
+    """A view's working records as row-aligned arrays: ``record_id`` (int64),
+    ``event_ts`` (the newest event each stands for) and ``emotion`` (its emotional
+    weight), both float64."""
+
+    record_id: np.ndarray
+    event_ts: np.ndarray
+    emotion: np.ndarray
 
 
 def versions_of(working: Any, longterm: Any) -> TierVersions:
@@ -79,15 +93,17 @@ def _multi(record: MemoryRecord | None) -> Iterable[int]:
     return record.entry_ids if record is not None and len(record.entry_ids) > 1 else ()
 
 
-def _working_part(working: Any) -> tuple[tuple[MemoryRecord, ...], np.ndarray]:
-    records = working.records()
-    _ids, matrix = working.embeddings()  # row-aligned with ``records``
-    return tuple(records), matrix.copy()  # a view of live columns: copied
+def _working_part(working: Any) -> tuple[tuple[MemoryRecord, ...], np.ndarray, WorkingColumns]:
+    # Row-aligned views of live columns: copied.
+    _ids, matrix = working.embeddings()
+    ids, event_ts, emotion = working.recall_columns()
+    return tuple(working.records()), matrix.copy(), WorkingColumns(
+        record_id=ids.copy(), event_ts=event_ts.copy(), emotion=emotion.copy())
 
 
 def take_view(working: Any, longterm: Any) -> TierView:
     """A view of every record of both tiers (no forms yet: the caller builds them)."""
-    rows, matrix = _working_part(working)
+    rows, matrix, columns = _working_part(working)
     held = list(longterm.records())
     records: dict[int, MemoryRecord] = {r.record_id: r for r in rows}
     records.update((r.record_id, r) for r in held)
@@ -103,7 +119,7 @@ def take_view(working: Any, longterm: Any) -> TierView:
             if record.record_id > other.record_id:
                 owners[e] = record
     return TierView(
-        records=records, working=rows, working_matrix=matrix,
+        records=records, working=rows, working_matrix=matrix, working_columns=columns,
         longterm=frozenset(r.record_id for r in held),
         longterm_ids=np.sort(np.array([r.record_id for r in held], dtype=np.int64)),
         owners=owners, shared=shared, unit_ids=_sorted_ids(owners), forms={},
@@ -141,7 +157,7 @@ def follow_view(old: TierView, working: Any, longterm: Any,
         The new view, and its changed records (whose forms and units the caller
         builds).
     """
-    rows, matrix = _working_part(working)
+    rows, matrix, columns = _working_part(working)
     records = dict(old.records)
     owners, shared, forms = dict(old.owners), dict(old.shared), dict(old.forms)
     changed = set(changed)
@@ -177,7 +193,8 @@ def follow_view(old: TierView, working: Any, longterm: Any,
     members = (old.longterm - frozenset(removed)) | frozenset(added)
     units = _with(old.unit_ids, (e for e in entries if e in owners and e not in old.owners),
                   (e for e in entries if e in old.owners and e not in owners))
-    view = TierView(records=records, working=rows, working_matrix=matrix, longterm=members,
+    view = TierView(records=records, working=rows, working_matrix=matrix,
+                    working_columns=columns, longterm=members,
                     longterm_ids=_with(old.longterm_ids, added, removed), owners=owners,
                     shared=shared, unit_ids=units, forms=forms)
     return view, fresh

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.lexical import scores_among
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate
 from solace.memory.row_blocks import best_rows
@@ -147,11 +148,7 @@ class UnitCandidates:
         chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
         chosen += top_ids(dense_ids, dense_sims, self.candidates)
         unique = [e for e in dict.fromkeys(chosen) if e not in known]
-        # The chosen units' BM25 scores (not a dict of every match: at 165k events a
-        # common word matches tens of thousands of units).
-        matched = np.isin(lexical_ids, np.asarray(unique, dtype=np.int64))
-        by_id = dict(zip(lexical_ids[matched].tolist(), lexical_scores[matched].tolist(),
-                         strict=True))
+        by_id = scores_among(lexical_ids, lexical_scores, unique)
         # The units' own vectors, where they have one, scored exactly (float32 widening).
         held, scores = self.vectors.scores_of(np.asarray(unique, dtype=np.int64), vector)
         has = held.tolist()
