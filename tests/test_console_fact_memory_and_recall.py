@@ -8,6 +8,7 @@ history) and records per rung; the substrate verifies."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -49,6 +50,25 @@ def _recalled(served: Served, memory: str, query: str) -> list[dict[str, Any]]:
     return list(served.api("POST", f"/memory/{memory}/recall", json={"query": query})["facts"])
 
 
+def _fade_settled(served: Served, query: str, entry: int) -> None:
+    """Wait until recall's first hit for ``entry`` stays the same (rung, tier, events)
+    across two recalls 0.3 s apart: the fade has finished moving it, so the page's
+    recall and the API's below see the same hit."""
+    def first() -> tuple[Any, ...]:
+        hits = served.api("GET", "/recall", params={"query": query})["hits"]
+        return next(((h["rung"], h["tier"], tuple(h["entry_ids"])) for h in hits
+                     if entry in h["entry_ids"]), ())
+
+    deadline, last = time.monotonic() + 20, first()
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        now = first()
+        if now == last and now:
+            return
+        last = now
+    raise AssertionError(f"recall of event {entry} did not settle: last saw {last}")
+
+
 def test_a_fact_deleted_in_the_console_leaves_recall(served: Served, page: Any) -> None:
     kept = served.api("POST", "/memory/alice/remember",
                       json={"text": "Alice works as a nurse in Leeds"})["fact"]
@@ -82,6 +102,7 @@ def test_recall_hits_show_their_parts_and_the_raw_event_is_a_click_away(
     at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()
     entry = served.api("POST", "/observe", json={"text": RAW, "speaker": "Caroline",
                                                  "at": at})["entry_id"]
+    _fade_settled(served, "LGBTQ support group", entry)  # a 2023 turn fades at once
     page.fill("#recall-query", "LGBTQ support group")
     page.click("#recall-go")
     hit = page.locator("#recall-hits tr.hit", has=page.locator(

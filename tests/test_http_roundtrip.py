@@ -11,11 +11,13 @@ import pytest
 from http_support import running, small_config
 
 from solace import open_runtime
+from solace.surfaces.http.server import HTTP_SERVERS
 from solace.surfaces.http.tokens import SERVE_FILE
 
 
-async def test_observe_recall_and_chat_round_trip(tmp_path: Path) -> None:
-    async with running(tmp_path) as (_, client):
+@pytest.mark.parametrize("http_server", HTTP_SERVERS)
+async def test_observe_recall_and_chat_round_trip(tmp_path: Path, http_server: str) -> None:
+    async with running(tmp_path, http_server=http_server) as (_, client):
         r = await client.post("/observe", json={
             "text": "I adopted a ginger cat called Biscuit", "speaker": "Caroline",
             "at": 1683554160, "attrs": {"dia_id": "D1:3"}})

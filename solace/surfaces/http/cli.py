@@ -1,5 +1,5 @@
-"""``solace serve [--home H] [--host 127.0.0.1] [--port 8765] [--new-admin-token]``:
-the HTTP API.
+"""``solace serve [--home H] [--host 127.0.0.1] [--port 8765] [--new-admin-token]
+[--http-server solace|hypercorn]``: the HTTP API.
 
 Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
 """
@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--new-admin-token", action="store_true",
                        help="replace the home's admin token (kept in HOME/serve-admin-token "
                             "from the first serve on); the old one stops working")
+    serve.add_argument("--http-server", choices=("solace", "hypercorn"), default="solace",
+                       help="the ASGI server: Solace's own on h11 (default), or hypercorn's "
+                            "trio worker")
     add_common(serve)
     serve.set_defaults(func=guarded(cmd_serve))
 
@@ -53,7 +56,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         async with trio.open_nursery() as nursery:
             serving = await nursery.start(partial(
                 serve, home, config, host=args.host, port=args.port, handle_signals=True,
-                new_admin_token=args.new_admin_token))
+                new_admin_token=args.new_admin_token, http_server=args.http_server))
             print(f"Solace is serving on {serving.url} (admin token in {serving.serve_file}; "
                   "SIGINT or SIGTERM to stop)", file=sys.stdout, flush=True)
 
