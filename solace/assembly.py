@@ -61,13 +61,18 @@ class Models:
 
 
 def build_models(config: Config) -> Models:
-    """Build the configured models once (MiniLM, tokenizer, LLM backend, guard, ladder).
+    """Build the configured models once (MiniLM, tokenizer, LLM backend, guard, ladder),
+    and limit the process's BLAS and OpenMP pools to ``runtime.blas_threads``.
 
     Loading is offline: the embedder's weights come from an installed package or path.
     """
     from solace.memory.ladder import Ladder
     from solace.models import Guard, GuardPolicy, build_embedder, build_llm, build_tokenizer
 
+    if config.runtime.blas_threads:  # process-wide, as the pools are
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=config.runtime.blas_threads)
     offloader = Offloader(config.runtime.blocking_threads)
     embedder = SharedEmbedder(build_embedder(config.models))
     tokenizer = build_tokenizer(config.models)

@@ -359,6 +359,10 @@ class RuntimeConfig:
     hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
     time_heartbeat_seconds: float = 900.0
     blocking_threads: int = 2
+    # Threads one numpy (BLAS) or FAISS (OpenMP) call may use; 0 leaves the process's
+    # setting. Solace's parallelism is blocking_threads; a 2-thread matrix product
+    # waiting for a core that embedding holds took 65x as long (2.6 ms, not 0.04).
+    blas_threads: int = 1
     read_through: bool = True  # recall may include other agents' records, attributed
     recall_candidates: int = 64  # long-term records offered by each of dense and BM25
     inject_rung: int = 2  # a rung-3 hit is injected rehydrated at this rung
@@ -373,6 +377,9 @@ class RuntimeConfig:
             "blocking_threads",
             "recall_candidates",
         )
+        if isinstance(self.blas_threads, bool) or not isinstance(self.blas_threads, int) \
+                or self.blas_threads < 0:
+            raise ValueError(f"blas_threads must be an int >= 0, got {self.blas_threads!r}")
         if self.inject_rung not in (1, 2):
             raise ValueError(f"inject_rung must be 1 or 2, got {self.inject_rung!r}")
         if self.cue_rung not in (0, 1, 2):
