@@ -28,11 +28,14 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def running(home: Path, **options: Any) -> AsyncIterator[tuple[Serving, httpx.AsyncClient]]:
-    """Serve ``home`` for the block; a client with the admin token; a graceful stop after."""
+async def running(home: Path, config: Config | None = None, **options: Any
+                  ) -> AsyncIterator[tuple[Serving, httpx.AsyncClient]]:
+    """Serve ``home`` for the block (``config``: :func:`small_config`'s by default); a
+    client with the admin token; a graceful stop after."""
     async with trio.open_nursery() as nursery:
         serving: Serving = await nursery.start(
-            partial(serve, home, small_config(), host="127.0.0.1", port=0, **options))
+            partial(serve, home, config or small_config(), host="127.0.0.1", port=0,
+                    **options))
         async with httpx.AsyncClient(base_url=serving.url, timeout=60,
                                      headers=bearer(serving.admin_token)) as client:
             yield serving, client

@@ -113,6 +113,31 @@ def test_commands_talk_to_a_serving_process_then_work_locally_once_it_stops(
     assert local.returncode == 0 and "spare key is under the mat" in local.stdout
 
 
+def test_workspace_commands_ask_the_serving_process(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    proc = start(tmp_path, home, "serve", "--port", "0")
+    try:
+        wait_for_line(proc, "Solace is serving on")
+        user = home / "workspace" / "USER.md"
+        user.write_text(user.read_text() + "\n- Grows tomatoes on the balcony\n")
+        out = {}
+        for cmd in (("workspace", "reload"), ("workspace", "synthesize"),
+                    ("workspace", "export", str(tmp_path / "out"))):
+            done = solace(tmp_path, home, *cmd)
+            assert done.returncode == 0, (cmd, done.stderr)
+            out[cmd[1]] = done.stdout
+        assert "1 edit(s) recorded" in out["reload"]
+        assert out["synthesize"].startswith("MEMORY.md: ")
+        assert out["export"].startswith("exported ")
+        assert "Grows tomatoes" in (tmp_path / "out" / "USER.md").read_text()
+        inside = solace(tmp_path, home, "workspace", "export", str(home / "workspace" / "x"))
+        assert inside.returncode == 1 and "inside the workspace" in inside.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+
+
 def test_a_stale_serve_file_keeps_the_lock_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

@@ -3,7 +3,10 @@
 One object over a running :class:`~solace.runtime.Runtime`: a chat turn, observe,
 recall, topics and curation, durable facts, notes, inspect and stats, seed 000's
 exit triggers, and fact memory's calls (:mod:`solace.app.memory`: remember, recall,
-list, delete, forget, consolidate, export, import). Surfaces translate their own
+list, delete, forget, consolidate, export, import). The markdown workspace's calls
+(:mod:`solace.app.workspace`), the topic calls of ``topics show`` and ``notes replace``
+(:mod:`solace.app.topics`) and the web console's (:mod:`solace.app.console`) wrap this
+object. Surfaces translate their own
 input into these calls and the returned views into their own output; none of them
 reaches into the runtime. Views are frozen dataclasses of plain values, so a
 surface can turn one into JSON with :func:`dataclasses.asdict`.

@@ -10,16 +10,19 @@
 
 ``synthesize``, ``reload`` and ``export`` open the home's substrate, fact memory
 (fact texts come from it) and the workspace, which first renders every daily log
-from the substrate, so the files are current. They need the home to themselves: while
-``solace run`` or ``solace serve`` holds it they refuse (one line, exit 1; use the
-REPL's ``/workspace``, ``/reload`` and ``/now`` there). Every command takes ``--home``
-and ``--config``; none creates a home.
+from the substrate, so the files are current. While ``solace serve`` (or ``solace run
+--serve``) holds the home they ask it over HTTP instead (``/workspace/...``: the
+serving process synthesises, records the edits and rebuilds Main's context, or hands
+over the exported files, which are written here); while a plain ``solace run`` holds
+it they refuse (one line, exit 1; use the REPL's ``/workspace``, ``/reload`` and
+``/now`` there). Every command takes ``--home`` and ``--config``; none creates a home.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ import trio
 
 from solace.cli.errors import CliError, guarded
 from solace.cli.options import add_common, config_of, existing_home, open_home_substrate
+from solace.cli.remote import Remote, local_or_remote
 from solace.config import Config
 from solace.home import Home
 
@@ -35,6 +39,8 @@ __all__ = ["register"]
 #: A command's work: (the workspace, the arguments, the human edits recorded while it
 #: opened) -> the text to print.
 Action = Callable[[Any, argparse.Namespace, list[Any]], Awaitable[str]]
+#: The same work asked of the process serving the home.
+RemoteAction = Callable[[Remote, argparse.Namespace], str]
 
 
 def register(subparsers: Any) -> None:
@@ -48,14 +54,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=guarded(cmd_show))
     p = sub.add_parser("synthesize", help="synthesise MEMORY.md and the roll-ups now")
     add_common(p)
-    p.set_defaults(func=guarded(_command(_synthesize)))
+    p.set_defaults(func=guarded(_command(_synthesize, _synthesize_remotely)))
     p = sub.add_parser("reload", help="record your edits of the workspace files")
     add_common(p)
-    p.set_defaults(func=guarded(_command(_reload)))
+    p.set_defaults(func=guarded(_command(_reload, _reload_remotely)))
     p = sub.add_parser("export", help="copy the whole workspace tree to DIR")
     p.add_argument("dir", metavar="DIR")
     add_common(p)
-    p.set_defaults(func=guarded(_command(_export)))
+    p.set_defaults(func=guarded(_command(_export, _export_remotely)))
 
 
 def _enabled(config: Config) -> None:
@@ -80,12 +86,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _command(action: Action) -> Callable[[argparse.Namespace], int]:
+def _command(action: Action, remote: RemoteAction) -> Callable[[argparse.Namespace], int]:
     def func(args: argparse.Namespace) -> int:
         config = config_of(args)
         _enabled(config)
         home = existing_home(args.home, config)
-        print(trio.run(_run, Home.at(home, config), args, action))
+        print(local_or_remote(home, lambda: trio.run(_run, Home.at(home, config), args, action),
+                              lambda server: remote(server, args)))
         return 0
 
     return func
@@ -130,10 +137,20 @@ async def _edits_since(sub: Any, mark: int | None) -> list[Any]:
 async def _synthesize(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
     counts = await ws.synthesize()
     written = await ws.rollup()
-    return (f"MEMORY.md: {counts.read} bullets read, {counts.added} added, {counts.noop} "
-            f"restated, {counts.updated} updated, {counts.conflicts} conflicts, "
-            f"{counts.clashes} clashes with your edits; {len(written)} roll-up file(s) "
-            f"written in {ws.root}")
+    return _synthesized(asdict(counts), len(written), ws.root)
+
+
+def _synthesize_remotely(server: Remote, args: argparse.Namespace) -> str:
+    done = server.call("POST", "/workspace/synthesize")
+    root = server.call("GET", "/workspace")["root"]
+    return _synthesized(done, len(done["rollups"]), root)
+
+
+def _synthesized(counts: dict[str, Any], rollups: int, root: Any) -> str:
+    return (f"MEMORY.md: {counts['read']} bullets read, {counts['added']} added, "
+            f"{counts['noop']} restated, {counts['updated']} updated, {counts['conflicts']} "
+            f"conflicts, {counts['clashes']} clashes with your edits; {rollups} roll-up "
+            f"file(s) written in {root}")
 
 
 async def _reload(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
@@ -145,11 +162,33 @@ async def _reload(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
     return f"{len(edits)} edited file(s) recorded:\n" + "\n".join(lines)
 
 
-async def _export(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
+def _reload_remotely(server: Remote, args: argparse.Namespace) -> str:
+    return str(server.call("POST", "/workspace/reload")["message"])
+
+
+def _export_target(args: argparse.Namespace, root: Path) -> Path:
     target = Path(args.dir).expanduser()
     if target.exists() and not target.is_dir():
         raise CliError(f"{target} is a file; pass a directory to export the workspace into")
-    if target.resolve().is_relative_to(ws.root.resolve()):
-        raise CliError(f"{target} is inside the workspace {ws.root}; pass another directory")
+    if target.resolve().is_relative_to(root.resolve()):
+        raise CliError(f"{target} is inside the workspace {root}; pass another directory")
+    return target
+
+
+async def _export(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
+    target = _export_target(args, ws.root)
     written = await ws.export(target)
     return f"exported {len(written)} file(s) from {ws.root} to {target}"
+
+
+def _export_remotely(server: Remote, args: argparse.Namespace) -> str:
+    from solace.workspace.files import WorkspacePathError, write_export
+
+    root = Path(server.call("GET", "/workspace")["root"])
+    target = _export_target(args, root)
+    files = [(f["path"], f["text"]) for f in server.call("GET", "/workspace/export")["files"]]
+    try:
+        written = write_export(files, target)
+    except WorkspacePathError as exc:
+        raise CliError(str(exc)) from None
+    return f"exported {len(written)} file(s) from {root} to {target}"

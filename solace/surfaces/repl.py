@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import trio
 
+from solace.app import Solace
 from solace.config import Config
 from solace.conversation.model import DEFAULT_SCOPE, Trigger
 from solace.conversation.sessions import resume_session
@@ -72,6 +73,7 @@ class Repl:
 
     def __init__(self, rt: Any, stdout: TextIO, *, interactive: bool = False) -> None:
         self.rt = rt
+        self.app = Solace(rt)
         self.stdout = stdout
         self.interactive = interactive
         self.session_id: str | None = None
@@ -119,7 +121,7 @@ class Repl:
                 return "usage: /hyperfocus on|off"
             self.rt.hyperfocus(rest == "on")
             return f"hyperfocus {rest}"
-        answer = await workspace_command(self.rt, command, rest)
+        answer = await workspace_command(self.app, command, rest)
         if answer is not None:
             return answer
         conv = getattr(self.rt, "conversations", None)
@@ -279,7 +281,6 @@ async def _start_serving(nursery: trio.Nursery, rt: Any, serve_at: tuple[str, in
                          stdout: TextIO) -> None:
     from functools import partial
 
-    from solace.app import Solace
     from solace.surfaces.http.server import serve_app
 
     host, port = serve_at

@@ -26,15 +26,21 @@ from solace.workspace.templates import IDENTITY_FILES
 __all__ = [
     "MEMORY",
     "NOW",
+    "NoWorkspaceFileError",
+    "WorkspacePathError",
     "daily",
     "daily_docs",
     "export",
+    "exported",
+    "listing",
     "monthly",
     "read",
+    "read_file",
     "session_context",
     "tracked",
     "weekly",
     "weekly_docs",
+    "write_export",
 ]
 
 MEMORY = "MEMORY.md"
@@ -149,14 +155,73 @@ def session_context(root: Path, today: date, main: bool, daily_budget: int,
                           tuple(files))
 
 
-def export(root: Path, directory: Path) -> list[Path]:
-    """Copy every markdown file under ``root`` to ``directory`` (same relative paths),
-    leaving out lines that look like a secret. Returns the files written."""
-    written = []
+class WorkspacePathError(ValueError):
+    """A file name that is not a file of the workspace (named in the message)."""
+
+
+class NoWorkspaceFileError(WorkspacePathError, LookupError):
+    """A file name inside the workspace that names no file."""
+
+
+def listing(root: Path) -> list[tuple[str, int]]:
+    """Every file under ``root``: (path relative to it, bytes), sorted by path."""
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    return [(str(p.relative_to(root)), p.stat().st_size) for p in files]
+
+
+def read_file(root: Path, name: str) -> str:
+    """The text of workspace file ``name`` (relative to ``root``; ``.md`` may be left off).
+
+    Raises:
+        WorkspacePathError: ``name`` leaves the workspace.
+        NoWorkspaceFileError: it names no file (the message lists the top level's).
+    """
+    base = root.resolve()
+    for candidate in (name, f"{name}.md"):
+        try:
+            path = (base / candidate).resolve()
+            if not path.is_relative_to(base):
+                raise WorkspacePathError(f"{name!r} is outside the workspace {root}")
+            if path.is_file():
+                return path.read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+            if isinstance(exc, WorkspacePathError):
+                raise
+            raise WorkspacePathError(f"{name!r} is not a workspace file name ({exc})") from None
+    known = ", ".join(sorted(str(p.relative_to(base)) for p in base.glob("*.md")))
+    raise NoWorkspaceFileError(f"no workspace file {name!r} in {root} (top level: {known})")
+
+
+def exported(root: Path) -> list[tuple[str, str]]:
+    """Every markdown file under ``root`` as (relative path, text), leaving out lines
+    that look like a secret: what an export writes."""
+    out = []
     for p in sorted(root.rglob("*.md")):
         lines = [line for line in p.read_text(encoding="utf-8").splitlines()
                  if not looks_like_credential(line)]
-        target = directory / p.relative_to(root)
-        write_private(target, ("\n".join(lines) + "\n").encode(), what=f"export of {p.name}")
+        out.append((str(p.relative_to(root)), "\n".join(lines) + "\n"))
+    return out
+
+
+def write_export(files: Sequence[tuple[str, str]], directory: Path) -> list[Path]:
+    """Write :func:`exported` files under ``directory`` (same relative paths, 0600);
+    returns the files written.
+
+    Raises:
+        WorkspacePathError: a path that would leave ``directory``; nothing after it is
+            written.
+    """
+    base, written = directory.resolve(), []
+    for rel, text in files:
+        target = (base / rel).resolve()
+        if not target.is_relative_to(base):
+            raise WorkspacePathError(f"export path {rel!r} leaves {directory}")
+        write_private(target, text.encode(), what=f"export of {rel}")
         written.append(target)
     return written
+
+
+def export(root: Path, directory: Path) -> list[Path]:
+    """Copy every markdown file under ``root`` to ``directory`` (same relative paths),
+    leaving out lines that look like a secret. Returns the files written."""
+    return write_export(exported(root), directory)

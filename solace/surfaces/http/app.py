@@ -31,6 +31,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from solace.app import AppError, NotFoundError, Solace
+from solace.app.workspace import WorkspaceDisabledError
 from solace.facts import FactsDisabledError
 from solace.models.schema import SchemaError
 from solace.offload import Offloader
@@ -46,6 +47,7 @@ from solace.surfaces.http.routes import (
     path_schema,
 )
 from solace.surfaces.http.tokens import Grant, TokenStore
+from solace.surfaces.http.workspace_api import workspace_handlers
 
 __all__ = ["MAX_BODY_BYTES", "HttpError", "build_app"]
 
@@ -222,6 +224,8 @@ class _Server:
             response = error_response(exc.status, exc.error, exc.detail, headers)
         except FactsDisabledError as exc:
             response = error_response(503, "facts_disabled", _message(exc))
+        except WorkspaceDisabledError as exc:
+            response = error_response(503, "workspace_disabled", _message(exc))
         except SchemaError as exc:
             response = error_response(400, "invalid_request", str(exc))
         except (NotFoundError, LookupError) as exc:
@@ -332,7 +336,8 @@ def _handlers(s: _Server) -> dict[str, Handler]:
         return {"token": token, "memory_ids": memory_ids}
 
     own = {name: fn for name, fn in locals().items() if callable(fn) and name != "_recall"}
-    return {**own, **memory_handlers(app), **console_handlers(app)}
+    return {**own, **memory_handlers(app), **console_handlers(app),
+            **workspace_handlers(app)}
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
