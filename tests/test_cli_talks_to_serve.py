@@ -138,6 +138,28 @@ def test_workspace_commands_ask_the_serving_process(tmp_path: Path) -> None:
     assert proc.returncode == 0, err[-3000:]
 
 
+def test_an_import_goes_to_the_serving_process_and_never_twice(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    lines = tmp_path / "chat.jsonl"
+    lines.write_text('{"speaker": "Ana", "text": "I adopted a greyhound", "at": 1683554160}\n'
+                     '{"speaker": "Ben", "text": "What is its name?", "at": 1683554220}\n')
+    proc = start(tmp_path, home, "serve", "--port", "0")
+    try:
+        wait_for_line(proc, "Solace is serving on")
+        first = solace(tmp_path, home, "import", "jsonl", str(lines))
+        assert first.returncode == 0, first.stderr
+        assert "imported 2 new events" in first.stdout and "(0 already there" in first.stdout
+        assert "serving the home" in first.stdout
+        again = solace(tmp_path, home, "import", "jsonl", str(lines))
+        assert "imported 0 new events" in again.stdout and "(2 already there" in again.stdout
+        found = solace(tmp_path, home, "recall", "greyhound", "-k", "3")
+        assert "greyhound" in found.stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+
+
 def test_a_stale_serve_file_keeps_the_lock_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

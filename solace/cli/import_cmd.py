@@ -6,6 +6,11 @@ and Ctrl-C stops after the batch being written, exits 130 and says how many even
 the file the home now holds; running the same command again imports the rest. A
 progress bar (events, rate, ETA) goes to stderr when it is a terminal.
 
+While ``solace serve`` (or ``solace run --serve``) holds the home, the batches go to it
+over HTTP (``POST /import``, a few a request; :mod:`solace.app.importing`): the same
+keys and batches, but the serving runtime keeps its own clock, so the fade sees old
+lines as old at once instead of living through them.
+
 Replayed history counts as lived: each batch (a LoCoMo session; at most 64 JSONL lines
 of one day) is distilled into facts at its dates and the workspace follows, so every
 day whose lines teach a fact gets its daily log (see :mod:`solace.importing`).
@@ -29,6 +34,7 @@ import trio
 
 from solace.cli.errors import CliError, Interrupted, guarded, unwrap
 from solace.cli.options import add_common, config_of, usable_home
+from solace.cli.remote import Remote, local_or_remote
 from solace.config import Config
 from solace.importing import ImportFormatError, ImportItem
 
@@ -130,7 +136,9 @@ def _import(path: Path, home: Path, config: Config, batches: Sequence[Sequence[I
     total = sum(len(b) for b in batches)
     progress = _Progress(keys={item.key for b in batches for item in b})
     try:
-        trio.run(_run, home, config, batches, total, progress, verbose)
+        local_or_remote(home, lambda: trio.run(_run, home, config, batches, total, progress,
+                                               verbose),
+                        lambda server: _remotely(server, batches, total, progress))
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
         if progress.bar is not None:
             progress.bar.close()
@@ -171,6 +179,35 @@ async def _run(home: Path, config: Config, batches: Sequence[Sequence[ImportItem
                 progress.bar.update(written)
         progress.bar.close()
         progress.status = rt.status()
+
+
+#: Batches per request when a serving process imports (each is written, settled and
+#: distilled before the answer), and the seconds such a request may take.
+REMOTE_BATCHES = 4
+REMOTE_TIMEOUT = 600.0
+
+
+def _remotely(server: Remote, batches: Sequence[Sequence[ImportItem]], total: int,
+              progress: _Progress) -> None:
+    """The import sent to the process serving the home, a few batches a request."""
+    from tqdm import tqdm
+
+    server = Remote(server.info, timeout=REMOTE_TIMEOUT)
+    progress.bar = tqdm(total=total, unit="event", file=sys.stderr, disable=None,
+                        dynamic_ncols=True, desc="import")
+    for start in range(0, len(batches), REMOTE_BATCHES):
+        chunk = [[{"key": i.key, "speaker": i.speaker, "text": i.text, "at": i.at,
+                   "attrs": dict(i.attrs)} for i in batch]
+                 for batch in batches[start:start + REMOTE_BATCHES]]
+        done = server.call("POST", "/import", body={"batches": chunk})
+        progress.written += done["written"]
+        progress.skipped += done["skipped"]
+        progress.bar.update(done["written"] + done["skipped"])
+    progress.bar.close()
+    events = server.call("GET", "/stats")["events"]
+    progress.status = (f"imported through the process serving the home (pid "
+                       f"{server.info.pid}, {server.info.url}), which now holds {events} "
+                       "events")
 
 
 def _count_kept(home: Path, config: Config, keys: set[str]) -> int:

@@ -31,6 +31,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from solace.app import AppError, NotFoundError, Solace
+from solace.app.importing import ImportCalls
 from solace.app.workspace import WorkspaceDisabledError
 from solace.facts import FactsDisabledError
 from solace.models.schema import SchemaError
@@ -334,6 +335,9 @@ def _handlers(s: _Server) -> dict[str, Handler]:
             await s.offloader.run(s.tokens.save, content)
         log.info("scoped token issued for memory ids %s", memory_ids)
         return {"token": token, "memory_ids": memory_ids}
+
+    async def import_batches(call: Call) -> Any:
+        return asdict(await ImportCalls(app).import_batches(call.body["batches"]))
 
     own = {name: fn for name, fn in locals().items() if callable(fn) and name != "_recall"}
     return {**own, **memory_handlers(app), **console_handlers(app),

@@ -231,6 +231,19 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "admin"),
     Endpoint("GET", "/substrate/verify", "substrate_verify",
              "Re-read and check every frame, the hash chain and the anchor", "admin"),
+    Endpoint("POST", "/import", "import_batches",
+             "Import keyed lines into the served home: a line already held is skipped, a "
+             "batch is one atomic write, distilled as lived (solace import while serving)",
+             "admin", body=_object(("batches",), batches={
+                 "type": "array", "minItems": 1, "maxItems": 256, "items": {
+                     "type": "array", "minItems": 1, "maxItems": 256,
+                     "items": _object(("key", "speaker", "text", "at"),
+                                      key={**_PARAM, "maxLength": 512}, speaker=_NAME,
+                                      text=_TEXT,
+                                      at={"type": "number", "minimum": 0,
+                                          "maximum": 32503680000},
+                                      attrs={"type": "object", "additionalProperties": {
+                                          "type": "string", "maxLength": 1000}})}})),
     Endpoint("GET", "/workspace", "workspace_files",
              "The markdown workspace's files with their sizes", "admin"),
     Endpoint("GET", "/workspace/file", "workspace_file",
