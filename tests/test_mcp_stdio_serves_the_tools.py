@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -91,3 +93,32 @@ def test_stdio_refuses_a_bad_memory_id_naming_the_rule(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "'bob smith'" in proc.stderr and "letters, digits, '-' or '_'" in proc.stderr
+
+
+async def test_stdio_relays_to_the_process_serving_the_home(tmp_path: Path) -> None:
+    params = _params(tmp_path, "--memory", "carol_3")
+    serve = subprocess.Popen(
+        [params.command, *params.args[:4], "serve", "--home", str(tmp_path / "home"),
+         "--port", "0"], env=params.env, cwd=params.cwd, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    errlog = (tmp_path / "stderr.txt").open("w")
+    try:
+        assert serve.stdout is not None and "serving on" in serve.stdout.readline()
+        async with (stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+            stored = await session.call_tool("remember", {"text": "Carol's locker is 42"})
+            assert not stored.is_error and _body(stored)["memory_id"] == "carol_3"
+        info = json.loads((tmp_path / "home" / "serve.json").read_text())
+        facts = httpx.post(f"{info['url']}/memory/carol_3/recall", json={"query": "locker"},
+                           headers={"Authorization": f"Bearer {info['admin_token']}"},
+                           timeout=30).json()["facts"]
+        assert [f["text"] for f in facts] == ["Carol's locker is 42"]  # in the served home
+    finally:
+        errlog.close()
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)
+    assert serve.returncode == 0
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
+    assert "relayed to" in (tmp_path / "home" / "solace.log").read_text()

@@ -1,4 +1,6 @@
-"""``solace mcp [--home H] [--memory ID]``: the MCP server on stdio.
+"""``solace mcp [--home H] [--memory ID]``: the MCP server on stdio (relayed to the
+serving process's ``/mcp`` while ``solace serve`` holds the home:
+:mod:`solace.surfaces.mcp.bridge`).
 
 Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
 stdout is the protocol: logs go to ``HOME/solace.log`` (and stderr with ``--verbose``).
@@ -14,6 +16,7 @@ import trio
 
 from solace.cli.errors import UsageError, guarded
 from solace.cli.options import add_common, config_of, usable_home
+from solace.cli.remote import Remote, local_or_remote
 from solace.surfaces.mcp.tools import DEFAULT_MEMORY_ID, MemoryIdError, check_memory_id
 
 __all__ = ["register"]
@@ -39,12 +42,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     config = config_of(args)
     home = usable_home(args.home)
 
-    async def main() -> None:
-        from solace.surfaces.mcp.server import serve_stdio
-        from solace.surfaces.repl import LOG_FILE, setup_logging
+    from solace.surfaces.repl import LOG_FILE, setup_logging
 
-        setup_logging(Path(home).expanduser() / LOG_FILE, verbose=args.verbose)
+    setup_logging(Path(home).expanduser() / LOG_FILE, verbose=args.verbose)
+
+    async def local() -> None:
+        from solace.surfaces.mcp.server import serve_stdio
+
         await serve_stdio(home, config, memory_id=memory_id)
 
-    trio.run(main)
+    def relayed(server: Remote) -> None:
+        from solace.surfaces.mcp.bridge import relay_stdio
+
+        trio.run(relay_stdio, server.info.url, server.info.admin_token, memory_id)
+
+    local_or_remote(Path(home), lambda: trio.run(local), relayed)
     return 0
