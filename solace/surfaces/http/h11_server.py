@@ -4,10 +4,11 @@
 passed through about twenty trio task steps there (a task per request, an idle-timer
 task restarted after each one, two socket writes per response, each behind a lock);
 every step waits for the event loop's current batch of steps, which under load holds
-recalls and ingests, so a recall's wait grew with the step count, not its own work
-(``benchmarks/http_load.py`` measures both servers in one run). Here a connection's
-own task reads a request, runs the app and writes the response: a whole response
-goes out in one write.
+recalls and ingests, so a recall's wait grew with the step count, not its own work.
+Here a connection's own task reads a request, runs the app and writes the response: a
+whole response goes out in one write. ``benchmarks/http_load.py`` runs both servers
+in one run: with 10 clients on 2 cores, recall p50 15.3 ms here against 30.8 ms under
+hypercorn.
 
 What it does: HTTP/1.1 with keep-alive (h11 parses and checks the protocol); request
 bodies read whole before the app runs, refused with 413 above ``max_body_bytes``;
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -411,5 +411,4 @@ async def serve_asgi(
             for listener in listeners:
                 await listener.aclose()
             connections.drain()
-            handlers.cancel_scope.deadline = trio.current_time() + (
-                grace if math.isfinite(grace) else math.inf)
+            handlers.cancel_scope.deadline = trio.current_time() + grace
