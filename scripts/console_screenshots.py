@@ -41,7 +41,7 @@ def main() -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     with (tmp / "serve.log").open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "solace.cli.main", "--config", str(tmp / "solace.toml"),
+            [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(tmp / "solace.toml"),
              "serve", "--home", str(home), "--port", "0"],
             stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     try:

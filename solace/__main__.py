@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 
 sys.exit(main())

@@ -77,7 +77,7 @@ def serve(tmp_path: Path, home: Path) -> Served:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     with log.open("w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "solace.cli.main", "--config", str(config), "serve",
+            [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), "serve",
              "--home", str(home), "--port", "0"],
             stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     assert proc.stdout is not None

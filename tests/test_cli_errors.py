@@ -250,7 +250,7 @@ def test_verbose_adds_the_traceback_above_the_line(work: Path, tmp_path: Path) -
 def test_a_trio_exception_group_is_shown_as_its_one_real_error() -> None:
     import trio
 
-    from solace.cli.errors import describe, unwrap
+    from solace.surfaces.cli.errors import describe, unwrap
     from solace.config import ConfigError
 
     real = ConfigError("x.toml", "models.llm_backend", "unknown backend 'telepathy'")
@@ -265,7 +265,7 @@ def test_a_trio_exception_group_is_shown_as_its_one_real_error() -> None:
 
 
 def test_ctrl_c_anywhere_in_a_group_is_exit_130() -> None:
-    from solace.cli.errors import describe
+    from solace.surfaces.cli.errors import describe
 
     group = BaseExceptionGroup("outer", [ValueError("later"), KeyboardInterrupt()])
     assert describe(group, "solace recall") == ("solace recall: interrupted", 130)
@@ -273,7 +273,7 @@ def test_ctrl_c_anywhere_in_a_group_is_exit_130() -> None:
 
 
 def test_an_unexpected_error_is_still_one_line_pointing_at_verbose() -> None:
-    from solace.cli.errors import describe
+    from solace.surfaces.cli.errors import describe
 
     line, code = describe(ZeroDivisionError("division by zero\nsecond line"), "solace recall")
     assert code == 1 and "\n" not in line

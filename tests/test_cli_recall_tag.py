@@ -12,9 +12,9 @@ import pytest
 import trio
 from runtime_support import START
 
-import solace.cli.remote as remote_module
+import solace.surfaces.cli.remote as remote_module
 from solace import ReplayClock, load_config, open_runtime
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 
 CONFIG = """\
 [models]

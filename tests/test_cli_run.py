@@ -29,7 +29,7 @@ def solace(tmp_path: Path, *args: str, stdin: str = "", timeout: float = 120) ->
     config.write_text(CONFIG)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     done = subprocess.run(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(config), *args],
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), *args],
         input=stdin, capture_output=True, text=True, timeout=timeout, env=env, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -42,7 +42,7 @@ def start(tmp_path: Path, home: Path, *extra: str, stdin: int | None = subproces
     config.write_text(CONFIG)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     return subprocess.Popen(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(config), "run",
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), "run",
          "--home", str(home), *extra],
         stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )

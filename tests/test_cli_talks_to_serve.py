@@ -31,14 +31,14 @@ def _config(tmp_path: Path) -> Path:
 def start(tmp_path: Path, home: Path, *command: str,
           stdin: int | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(_config(tmp_path)),
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(_config(tmp_path)),
          *command, "--home", str(home)],
         stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
 
 
 def solace(tmp_path: Path, home: Path, *command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(_config(tmp_path)),
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(_config(tmp_path)),
          *command, "--home", str(home)],
         capture_output=True, text=True, env=ENV, timeout=120)
 

@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from solace.cli import conversation_cmd
+from solace.surfaces.cli import conversation_cmd
 from solace.clock import WallClock
 from solace.config import Config
 from solace.conversation import (

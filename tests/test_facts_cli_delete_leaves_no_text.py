@@ -11,7 +11,7 @@ import pytest
 from facts_fixtures import decrypted_dump, home_bytes
 from facts_surface_support import cli_config
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 
 SECRET = "Zorblax account number is 99-431-7786"
 KEPT = "Acme prefers invoices summarised in French"

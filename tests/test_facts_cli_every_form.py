@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from facts_surface_support import cli_config
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 
 
 def _cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

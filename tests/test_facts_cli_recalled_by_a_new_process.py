@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _solace(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "solace.cli.main", "memory", *argv, "--home", str(home)],
+        [sys.executable, "-m", "solace.surfaces.cli.main", "memory", *argv, "--home", str(home)],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""})
 

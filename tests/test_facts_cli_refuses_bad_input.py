@@ -11,7 +11,7 @@ import pytest
 from facts_fixtures import home_bytes
 from facts_surface_support import cli_config
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 from solace.facts import MEMORY_ID_RULE
 
 

@@ -23,7 +23,7 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
 def _argv(tmp_path: Path, home: Path, *command: str) -> list[str]:
     config = tmp_path / "solace.toml"
     config.write_text(CONFIG)
-    return [sys.executable, "-m", "solace.cli.main", "--config", str(config), *command,
+    return [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), *command,
             "--home", str(home)]
 
 

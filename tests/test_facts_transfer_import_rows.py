@@ -100,7 +100,7 @@ async def test_an_export_reimports_without_its_history(tmp_path: Path) -> None:
 
 
 def test_remote_import_batches_stay_under_the_server_limits() -> None:
-    from solace.cli.memory_cmd import IMPORT_BATCH_BYTES, IMPORT_BATCH_ROWS, _batches
+    from solace.surfaces.cli.memory_cmd import IMPORT_BATCH_BYTES, IMPORT_BATCH_ROWS, _batches
 
     rows = [ImportRow("c1", f"fact number {i} " + "x" * 1500) for i in range(2500)]
     batches = _batches(rows)

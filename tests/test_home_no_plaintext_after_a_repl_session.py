@@ -30,7 +30,7 @@ def run_session(tmp_path: Path, home: Path, lines: list[str]) -> None:
     config.write_text(CONFIG)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     done = subprocess.run(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(config), "run",
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), "run",
          "--home", str(home), "--exit-on-eof"],
         input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=240, env=env,
         check=False,

@@ -25,7 +25,7 @@ def start(tmp_path: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
     config.write_text(CONFIG)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     return subprocess.Popen(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(config), "serve",
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(config), "serve",
          "--home", str(home), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 

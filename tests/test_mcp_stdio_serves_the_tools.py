@@ -29,7 +29,7 @@ def _params(tmp_path: Path, *extra: str) -> StdioServerParameters:
     config.write_text(CONFIG)
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "solace.cli.main", "--config", str(config), "mcp",
+        args=["-m", "solace.surfaces.cli.main", "--config", str(config), "mcp",
               "--home", str(tmp_path / "home"), *extra],
         env={**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""},
         cwd=str(Path(__file__).resolve().parents[1]))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from solace.cli.main import build_parser
+from solace.surfaces.cli.main import build_parser
 from solace.surfaces.repl_commands import COMMANDS
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -104,7 +104,7 @@ def test_ctrl_c_evaluates_the_topic_and_logs_stay_out_of_the_chat(tmp_path: Path
     home = tmp_path / "home"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SOLACE_SUBSTRATE_KEY": ""}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(cfg), "run", "--home",
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(cfg), "run", "--home",
          str(home)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=env,
     )
@@ -125,7 +125,7 @@ def test_ctrl_c_evaluates_the_topic_and_logs_stay_out_of_the_chat(tmp_path: Path
     log_text = (home / LOG_FILE).read_text()
     assert "exit trigger interrupt" in log_text and "SIGINT received" in log_text
     listed = subprocess.run(
-        [sys.executable, "-m", "solace.cli.main", "--config", str(cfg), "topics", "list",
+        [sys.executable, "-m", "solace.surfaces.cli.main", "--config", str(cfg), "topics", "list",
          "--home", str(home)], capture_output=True, text=True, env=env, check=True,
     ).stdout
     assert "Lisbon" in listed and "untitled" not in listed  # summarised on the way out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 from solace.config import Config
 from solace.home import Home
 from solace.runtime import extra_kinds

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solace.cli.main import main
+from solace.surfaces.cli.main import main
 
 CONFIG = '[models]\nembedder = "hashing"\nllm_backend = "none"\n[substrate]\nfsync = "never"\n'
 

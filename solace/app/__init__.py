@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from solace.app.api import AppError as AppError
 from solace.app.api import ChatReply as ChatReply
+from solace.app.api import ConversationsOnly as ConversationsOnly
 from solace.app.api import FactView as FactView
 from solace.app.api import NotFoundError as NotFoundError
 from solace.app.api import RecallHit as RecallHit
@@ -16,6 +17,7 @@ from solace.facts import FactsDisabledError as FactsDisabledError
 __all__ = [
     "AppError",
     "ChatReply",
+    "ConversationsOnly",
     "FactView",
     "FactsDisabledError",
     "ImportResult",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from solace.actors.routing import ACTORS, speaker_of
 from solace.app.memory import MemoryCalls
@@ -33,6 +33,7 @@ from solace.runtime import Runtime
 __all__ = [
     "AppError",
     "ChatReply",
+    "ConversationsOnly",
     "FactView",
     "NotFoundError",
     "RecallHit",
@@ -157,16 +158,29 @@ def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationsOnly:
+    """The one part of a runtime the topic, fact and note calls read: its conversation
+    layer. A surface that opens that layer alone (the CLI, when no process holds the
+    home: no models, no actors) passes this to :class:`Solace` and makes only those
+    calls."""
+
+    conversations: Any
+
+
 class Solace(MemoryCalls):
     """The application API over one running runtime.
 
     Args:
-        runtime: an open runtime (``async with open_runtime(home) as rt``).
+        runtime: an open runtime (``async with open_runtime(home) as rt``), or
+            :class:`ConversationsOnly` for the topic, fact and note calls alone.
         scope: the conversation scope the topic, fact and note calls act on.
     """
 
-    def __init__(self, runtime: Runtime, scope: Scope = DEFAULT_SCOPE) -> None:
-        self.runtime = runtime
+    def __init__(self, runtime: Runtime | ConversationsOnly,
+                 scope: Scope = DEFAULT_SCOPE) -> None:
+        # (with ConversationsOnly, a call reaching past .conversations is an AttributeError)
+        self.runtime = cast("Runtime", runtime)
         self.scope = scope
 
     # -- talking and remembering ---------------------------------------------------

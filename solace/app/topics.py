@@ -18,7 +18,7 @@ from typing import Any
 
 from solace.app.api import AppError, Solace
 from solace.conversation.model import Notes
-from solace.conversation.repl import format_notes
+from solace.conversation.formatting import format_notes
 
 __all__ = ["NotesView", "TopicCalls", "TopicDetail", "format_topic_detail", "topic_detail"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from solace.conversation.errors import ConversationError
 from solace.conversation.model import Scope
-from solace.conversation.repl import format_facts, format_notes, format_topics
+from solace.conversation.formatting import format_facts, format_notes, format_topics
 from solace.conversation.service import Conversations
 from solace.conversation.sessions import current_session
 from solace.surfaces.repl_format import inspect_help

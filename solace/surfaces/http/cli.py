@@ -1,7 +1,7 @@
 """``solace serve [--home H] [--host 127.0.0.1] [--port 8765] [--new-admin-token]
 [--http-server solace|hypercorn]``: the HTTP API.
 
-Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
+Registered by :mod:`solace.surfaces.cli.main`; the server is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import UsageError, guarded
-from solace.cli.options import add_common, config_of, usable_home
+from solace.surfaces.cli.errors import UsageError, guarded
+from solace.surfaces.cli.options import add_common, config_of, usable_home
 
 __all__ = ["register"]
 

@@ -2,7 +2,7 @@
 serving process's ``/mcp`` while ``solace serve`` holds the home:
 :mod:`solace.surfaces.mcp.bridge`).
 
-Registered by :mod:`solace.cli.main`; the server is imported only when the command runs.
+Registered by :mod:`solace.surfaces.cli.main`; the server is imported only when the command runs.
 stdout is the protocol: logs go to ``HOME/solace.log`` (and stderr with ``--verbose``).
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import UsageError, guarded
-from solace.cli.options import add_common, config_of, usable_home
-from solace.cli.remote import Remote, local_or_remote
+from solace.surfaces.cli.errors import UsageError, guarded
+from solace.surfaces.cli.options import add_common, config_of, usable_home
+from solace.surfaces.cli.remote import Remote, local_or_remote
 from solace.surfaces.mcp.tools import DEFAULT_MEMORY_ID, MemoryIdError, check_memory_id
 
 __all__ = ["register"]

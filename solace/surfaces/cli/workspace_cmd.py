@@ -28,11 +28,11 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import CliError, guarded
-from solace.cli.options import add_common, config_of, existing_home, open_home_substrate
-from solace.cli.remote import Remote, local_or_remote
 from solace.config import Config
 from solace.home import Home
+from solace.surfaces.cli.errors import CliError, guarded
+from solace.surfaces.cli.options import add_common, config_of, existing_home, open_home_substrate
+from solace.surfaces.cli.remote import Remote, local_or_remote
 
 __all__ = ["register"]
 

@@ -16,9 +16,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from solace.cli.errors import CliError, UsageError
 from solace.config import Config, load_config
 from solace.home import DEFAULT_HOME, Home
+from solace.surfaces.cli.errors import CliError, UsageError
 
 if TYPE_CHECKING:
     from substrate.aio import TrioSubstrate

@@ -1,9 +1,9 @@
 """The app's views (``RecallHit``, ``TopicView``, ``FactView``) as the CLI prints them.
 
-One formatting path: the local commands (which open the home themselves) and the remote
-ones (which ask a serving process over HTTP) both turn what they got into the views of
-:mod:`solace.app.api` and print them with the functions here, so the two print the same
-lines for the same memory.
+One formatting path: the local commands (the application API over the layers they open
+themselves) and the remote ones (which ask a serving process over HTTP) both get the
+views of :mod:`solace.app.api` and print them with the functions here, so the two print
+the same lines for the same memory.
 """
 
 from __future__ import annotations
@@ -12,32 +12,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from solace.app.api import FactView, RecallHit, TopicView
-from solace.conversation.model import Topic
 
 __all__ = [
-    "fact_views",
     "format_fact_views",
     "format_topic_views",
     "hits_from_json",
-    "topic_view",
     "topic_views_from_json",
 ]
 
 _STATE = {"not-in-memory": "-", "promoted": "memory", "deprecated": "DEPRECATED"}
-
-
-def topic_view(topic: Topic, active: bool) -> TopicView:
-    """The app's view of a conversation-layer topic (as ``GET /topics`` sends it)."""
-    return TopicView(
-        topic.topic_id, topic.session_id, topic.label, topic.summary, topic.state.value,
-        active, topic.keep_in_memory_manually_set, topic.deprecated_manually_set,
-        topic.message_count,
-    )
-
-
-def fact_views(facts: Mapping[str, Any]) -> list[FactView]:
-    """Durable facts (key to an object with ``value``) as views sorted by key."""
-    return [FactView(k, str(facts[k].value)) for k in sorted(facts)]
 
 
 def hits_from_json(hits: Iterable[Mapping[str, Any]]) -> list[RecallHit]:

@@ -5,7 +5,7 @@ sets ``func`` (taking the parsed namespace, returning an exit code) on each.
 Modules are imported when the CLI starts, never at package import.
 
 Failures are one line on stderr with exit code 1 (an error), 2 (usage) or 130
-(interrupted); ``--verbose`` prints the traceback too (see :mod:`solace.cli.errors`).
+(interrupted); ``--verbose`` prints the traceback too (see :mod:`solace.surfaces.cli.errors`).
 """
 
 from __future__ import annotations
@@ -16,18 +16,18 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from solace.cli.errors import UsageError, command_name, report
-from solace.cli.options import add_common, finish
+from solace.surfaces.cli.errors import UsageError, command_name, report
+from solace.surfaces.cli.options import add_common, finish
 
 __all__ = ["build_parser", "main"]
 
 # Order is the order of `solace --help`.
 _COMMAND_MODULES = (
-    "solace.cli.runtime_cmd",  # run, recall
-    "solace.cli.import_cmd",  # import locomo|jsonl
-    "solace.cli.conversation_cmd",  # topics, facts, notes
-    "solace.cli.memory_cmd",  # memory remember|recall|ids|facts|delete|forget|...
-    "solace.cli.workspace_cmd",  # workspace show|synthesize|reload|export
+    "solace.surfaces.cli.runtime_cmd",  # run, recall
+    "solace.surfaces.cli.import_cmd",  # import locomo|jsonl
+    "solace.surfaces.cli.conversation_cmd",  # topics, facts, notes
+    "solace.surfaces.cli.memory_cmd",  # memory remember|recall|ids|facts|delete|forget|...
+    "solace.surfaces.cli.workspace_cmd",  # workspace show|synthesize|reload|export
     "solace.surfaces.http.cli",  # serve
     "solace.surfaces.mcp.cli",  # mcp
     "substrate.cli",  # substrate verify|dump|stats|recover

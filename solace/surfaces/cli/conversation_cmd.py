@@ -1,12 +1,12 @@
 """``solace topics|facts|notes``: the user's side of curation, facts and notes.
 
-These commands open the home's substrate directly (not the runtime), rebuild the
-conversation projection, and append the user's decisions as events, so they are
-quick. User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
+These commands open the home's substrate and rebuild the conversation projection alone
+(no models, no actors: they are quick), then make the application API's calls over it
+(:class:`~solace.app.ConversationsOnly`), which append the user's decisions as events.
+User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
 exactly as the REPL's ``/promote`` and friends do. While ``solace serve`` or ``solace run
 --serve`` holds the home, they ask that process over HTTP instead (the default scope
-only; ``notes replace`` and ``topics show`` have no HTTP endpoint and refuse); while a
-process that does not serve holds it, they refuse (one line, exit 1).
+only); while a process that does not serve holds it, they refuse (one line, exit 1).
 
 Every command takes ``--home DIR`` (default ``~/.solace``) and the scope options
 ``--user``, ``--agent``, ``--org`` (defaults: the single-user scope of ``solace run``).
@@ -23,44 +23,39 @@ from typing import Any
 
 import trio
 
+from solace.app import ConversationsOnly, NotFoundError, Solace
 from solace.app.api import FactView
-from solace.app.topics import NotesView, TopicDetail, format_topic_detail, topic_detail
-from solace.cli.errors import CliError, UsageError, guarded
-from solace.cli.options import (
+from solace.app.topics import NotesView, TopicCalls, TopicDetail, format_topic_detail
+from solace.clock import WallClock
+from solace.conversation import (
+    DEFAULT_SCOPE,
+    Scope,
+    open_conversations,
+)
+from solace.conversation.formatting import format_notes
+from solace.conversation.model import Notes
+from solace.home import Home
+from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
+from solace.offload import Offloader
+from solace.surfaces.cli.errors import CliError, UsageError, guarded
+from solace.surfaces.cli.options import (
     add_common,
     config_of,
     existing_home,
     finish,
     open_home_substrate,
 )
-from solace.cli.remote import Remote, local_or_remote, quoted
-from solace.cli.views import (
-    fact_views,
+from solace.surfaces.cli.remote import Remote, local_or_remote, quoted
+from solace.surfaces.cli.views import (
     format_fact_views,
     format_topic_views,
-    topic_view,
     topic_views_from_json,
 )
-from solace.clock import WallClock
-from solace.conversation import (
-    DEFAULT_SCOPE,
-    Conversations,
-    Scope,
-    UnknownFactError,
-    UnknownTopicError,
-    open_conversations,
-)
-from solace.conversation.model import Notes
-from solace.conversation.repl import format_notes
-from solace.conversation.sessions import current_session
-from solace.home import Home
-from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
-from solace.offload import Offloader
 from solace.surfaces.repl_commands import REPL_COMMANDS, handle_repl_line
 
 __all__ = ["handle_repl_line", "register", "repl_commands"]
 
-Action = Callable[[Conversations, Scope, argparse.Namespace], Awaitable[str]]
+Action = Callable[[Solace, argparse.Namespace], Awaitable[str]]
 RemoteAction = Callable[[Remote, argparse.Namespace], str]
 
 
@@ -173,67 +168,60 @@ async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Actio
             tokenizer=tokenizer, guard=Guard(tokenizer=tokenizer), offloader=Offloader(1),
             clock=WallClock(), snapshot=home.conversation_snapshot,  # read, never written here
         )
-        return await action(conv, scope, args)
+        return await action(Solace(ConversationsOnly(conv), scope), args)
 
 
-def _topic_in_scope(conv: Conversations, scope: Scope, topic_id: str) -> None:
-    if conv.topic(topic_id).scope != scope:
-        raise UnknownTopicError(f"unknown topic {topic_id!r} for scope {scope.key}")
+async def _topics_list(app: Solace, args: argparse.Namespace) -> str:
+    return format_topic_views(app.topics())
 
 
-async def _topics_list(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    session = current_session(conv, scope)
-    active = None if session is None else session.active_topic_id
-    return format_topic_views([topic_view(t, t.topic_id == active)
-                               for t in conv.topics_of(scope)])
+async def _topics_show(app: Solace, args: argparse.Namespace) -> str:
+    return format_topic_detail(TopicCalls(app).topic(args.topic_id))
 
 
-async def _topics_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    _topic_in_scope(conv, scope, args.topic_id)
-    return format_topic_detail(topic_detail(conv, args.topic_id))
+async def _topics_curate(app: Solace, args: argparse.Namespace) -> str:
+    topic = await app.curate(args.topic_id, args.curation)
+    return f"{topic.topic_id}: {topic.state}"
 
 
-async def _topics_curate(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    _topic_in_scope(conv, scope, args.topic_id)
-    topic = await conv.curate(args.topic_id, args.curation)
-    return f"{topic.topic_id}: {topic.state.value}"
-
-
-async def _facts_set(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    fact = await conv.set_fact(scope, args.key, args.value)
+async def _facts_set(app: Solace, args: argparse.Namespace) -> str:
+    fact = await app.set_fact(args.key, args.value)
     return f"{fact.key} = {fact.value}"
 
 
-async def _facts_get(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    known = conv.facts(scope)
+async def _facts_get(app: Solace, args: argparse.Namespace) -> str:
+    facts = app.facts()
     if args.key is None:
-        return format_fact_views(fact_views(known))
-    if args.key not in known:
-        raise UnknownFactError(f"no durable fact {args.key!r} for scope {scope.key}")
-    return known[args.key].value
+        return format_fact_views(facts)
+    for fact in facts:
+        if fact.key == args.key:
+            return fact.value
+    raise NotFoundError(f"no durable fact {args.key!r} for scope {app.scope.key}")
 
 
-async def _facts_unset(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    await conv.unset_fact(scope, args.key)
+async def _facts_unset(app: Solace, args: argparse.Namespace) -> str:
+    await app.unset_fact(args.key)
     return f"{args.key} unset"
 
 
-async def _notes_show(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    _topic_in_scope(conv, scope, args.topic_id)
-    return format_notes(conv.notes(args.topic_id))
+def _notes(view: NotesView) -> str:
+    return format_notes(Notes(view.topic_id, view.active, view.archived))
 
 
-async def _notes_add(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    _topic_in_scope(conv, scope, args.topic_id)
-    return format_notes(await conv.append_notes(args.topic_id, args.text))
+async def _notes_show(app: Solace, args: argparse.Namespace) -> str:
+    return _notes(TopicCalls(app).notes(args.topic_id))
 
 
-async def _notes_replace(conv: Conversations, scope: Scope, args: argparse.Namespace) -> str:
-    _topic_in_scope(conv, scope, args.topic_id)
-    return format_notes(await conv.replace_notes(args.topic_id, args.text))
+async def _notes_add(app: Solace, args: argparse.Namespace) -> str:
+    await app.add_note(args.topic_id, args.text)
+    return _notes(TopicCalls(app).notes(args.topic_id))
 
 
-# -- the same commands against a serving process (solace.cli.remote) -------------------
+async def _notes_replace(app: Solace, args: argparse.Namespace) -> str:
+    return _notes(await TopicCalls(app).replace_notes(args.topic_id, args.text))
+
+
+# -- the same commands against a serving process (solace.surfaces.cli.remote) -------------------
 
 
 def _remotely(server: Remote, scope: Scope, args: argparse.Namespace,
@@ -279,8 +267,7 @@ def _remote_facts_unset(server: Remote, args: argparse.Namespace) -> str:
 
 
 def _remote_notes(answer: dict[str, object]) -> str:
-    notes = NotesView.from_json(answer)
-    return format_notes(Notes(notes.topic_id, notes.active, notes.archived))
+    return _notes(NotesView.from_json(answer))
 
 
 def _remote_notes_show(server: Remote, args: argparse.Namespace) -> str:

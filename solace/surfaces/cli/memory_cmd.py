@@ -38,15 +38,6 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import UsageError, guarded
-from solace.cli.options import (
-    add_common,
-    config_of,
-    existing_home,
-    finish,
-    open_home_substrate,
-)
-from solace.cli.remote import Remote, local_or_remote, quoted
 from solace.clock import WallClock
 from solace.config import Config
 from solace.facts import MEMORY_ID_RULE, FactMemory, fact_record, is_memory_id
@@ -60,6 +51,15 @@ from solace.facts.transfer import (
     write_record,
 )
 from solace.home import Home
+from solace.surfaces.cli.errors import UsageError, guarded
+from solace.surfaces.cli.options import (
+    add_common,
+    config_of,
+    existing_home,
+    finish,
+    open_home_substrate,
+)
+from solace.surfaces.cli.remote import Remote, local_or_remote, quoted
 
 __all__ = ["format_facts", "format_recall", "register"]
 

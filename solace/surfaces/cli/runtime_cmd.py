@@ -11,7 +11,7 @@ while it does), so other ``solace`` commands reach it.
 ``solace recall`` is read-only: it refuses a home that does not exist rather than
 creating an empty one, and checks its agent, ``-k`` and ``--tag`` before loading any
 model; ``--tag`` (repeatable) narrows long-term search to records carrying any of them.
-While a serving process holds the home, it asks that process (:mod:`solace.cli.remote`:
+While a serving process holds the home, it asks that process (:mod:`solace.surfaces.cli.remote`:
 ``GET /recall``, or ``POST /recall`` when there are tags).
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import UsageError, guarded
-from solace.cli.options import add_common, config_of, existing_home, usable_home
+from solace.surfaces.cli.errors import UsageError, guarded
+from solace.surfaces.cli.options import add_common, config_of, existing_home, usable_home
 from solace.surfaces.http.cli import DEFAULT_HOST, DEFAULT_PORT
 
 __all__ = ["register"]
@@ -95,8 +95,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     config = config_of(args)
     home = existing_home(args.home, config)
 
-    from solace.cli.remote import Remote, local_or_remote
-    from solace.cli.views import hits_from_json
+    from solace.surfaces.cli.remote import Remote, local_or_remote
+    from solace.surfaces.cli.views import hits_from_json
     from solace.surfaces.repl import LOG_FILE, format_hits, setup_logging
 
     async def main() -> list[Any]:

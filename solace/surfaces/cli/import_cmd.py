@@ -32,11 +32,11 @@ from typing import Any
 
 import trio
 
-from solace.cli.errors import CliError, Interrupted, guarded, unwrap
-from solace.cli.options import add_common, config_of, usable_home
-from solace.cli.remote import Remote, local_or_remote
 from solace.config import Config
 from solace.importing import ImportFormatError, ImportItem
+from solace.surfaces.cli.errors import CliError, Interrupted, guarded, unwrap
+from solace.surfaces.cli.options import add_common, config_of, usable_home
+from solace.surfaces.cli.remote import Remote, local_or_remote
 
 __all__ = ["register"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from solace.cli.errors import CliError, unwrap
+from solace.surfaces.cli.errors import CliError, unwrap
 
 __all__ = ["TIMEOUT_SECONDS", "Remote", "ServeInfo", "live_server", "local_or_remote", "quoted"]
 
