@@ -167,23 +167,6 @@ class Runtime(EventWriting):
         """Put ``message`` in ``agent``'s inbox (an actor's way to reach a peer)."""
         await self.agent(agent).send(message)
 
-    async def reload_workspace(self) -> str:
-        """``/reload``: record the human's edits of the workspace files and rebuild Main's
-        session context from them (SOUL/USER/AGENTS, MEMORY.md in main sessions,
-        today's and yesterday's logs). Returns one line saying what was loaded."""
-        if self.workspace is None or self.session is None:
-            return "the workspace is off: Main uses its built-in system prompt"
-        try:
-            edits = await self.workspace.reload()
-        except Exception as exc:  # a human's broken file is reported, never raised
-            return f"the workspace could not be reloaded ({type(exc).__name__}: {exc})"
-        ctx = await self.session.load_workspace()
-        if ctx is None:
-            return "the workspace could not be loaded (see the log); nothing changed"
-        recorded = f"{len(edits)} edit(s) recorded; " if edits else ""
-        return (f"{recorded}{self.session_type} session context: {', '.join(ctx.files)} "
-                f"({ctx.tokens} tokens)")
-
     # ------------------------------------------------------------- recall
 
     async def recall(

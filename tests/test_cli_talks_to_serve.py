@@ -126,7 +126,7 @@ def test_workspace_commands_ask_the_serving_process(tmp_path: Path) -> None:
             done = solace(tmp_path, home, *cmd)
             assert done.returncode == 0, (cmd, done.stderr)
             out[cmd[1]] = done.stdout
-        assert "1 edit(s) recorded" in out["reload"]
+        assert "USER.md: +1" in out["reload"] and "session context" in out["reload"]
         assert out["synthesize"].startswith("MEMORY.md: ")
         assert out["export"].startswith("exported ")
         assert "Grows tomatoes" in (tmp_path / "out" / "USER.md").read_text()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from solace.app.api import AppError as AppError
 from solace.app.api import ChatReply as ChatReply
-from solace.app.api import ConversationsOnly as ConversationsOnly
 from solace.app.api import FactView as FactView
+from solace.app.api import Layers as Layers
 from solace.app.api import NotFoundError as NotFoundError
 from solace.app.api import RecallHit as RecallHit
 from solace.app.api import Solace as Solace
@@ -17,7 +17,7 @@ from solace.facts import FactsDisabledError as FactsDisabledError
 __all__ = [
     "AppError",
     "ChatReply",
-    "ConversationsOnly",
+    "Layers",
     "FactView",
     "FactsDisabledError",
     "ImportResult",

@@ -33,7 +33,7 @@ from solace.runtime import Runtime
 __all__ = [
     "AppError",
     "ChatReply",
-    "ConversationsOnly",
+    "Layers",
     "FactView",
     "NotFoundError",
     "RecallHit",
@@ -159,13 +159,18 @@ def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
 
 
 @dataclass(frozen=True, slots=True)
-class ConversationsOnly:
-    """The one part of a runtime the topic, fact and note calls read: its conversation
-    layer. A surface that opens that layer alone (the CLI, when no process holds the
-    home: no models, no actors) passes this to :class:`Solace` and makes only those
-    calls."""
+class Layers:
+    """The parts of a runtime a surface opened alone, without models or actors (the CLI,
+    when no process holds the home): the conversation layer for the topic, fact and
+    note calls, fact memory (and a clock) for fact memory's calls, the workspace (and an
+    offloader) for the workspace's. :class:`Solace` over it makes only the calls whose
+    layer is given."""
 
-    conversations: Any
+    conversations: Any = None
+    facts: Any = None
+    clock: Any = None
+    workspace: Any = None
+    offloader: Any = None
 
 
 class Solace(MemoryCalls):
@@ -173,13 +178,14 @@ class Solace(MemoryCalls):
 
     Args:
         runtime: an open runtime (``async with open_runtime(home) as rt``), or
-            :class:`ConversationsOnly` for the topic, fact and note calls alone.
+            :class:`Layers` for the calls of the layers it holds.
         scope: the conversation scope the topic, fact and note calls act on.
     """
 
-    def __init__(self, runtime: Runtime | ConversationsOnly,
+    def __init__(self, runtime: Runtime | Layers,
                  scope: Scope = DEFAULT_SCOPE) -> None:
-        # (with ConversationsOnly, a call reaching past .conversations is an AttributeError)
+        # (over Layers: a conversation or fact call without its layer raises AppError or
+        # FactsDisabledError; any other call is an AttributeError, a caller's bug)
         self.runtime = cast("Runtime", runtime)
         self.scope = scope
 
@@ -271,11 +277,17 @@ class Solace(MemoryCalls):
         topic = await conv.curate(topic_id, action)
         return self._topic_view(topic, topic.topic_id == self._active_topic())
 
+    async def new_topic(self, session_id: str, title: str = "") -> TopicView:
+        """Close the session's current topic (it is summarised, its notes archived) and
+        start a new one, which becomes active."""
+        self._session(session_id)
+        topic = await self._conversations().new_topic(session_id, title=title)
+        return self._topic_view(topic, topic.topic_id == self._active_topic())
+
     async def evaluate(self, session_id: str, trigger: Trigger = "manual") -> None:
         """Seed 000's evaluation: exit triggers are debounced, ``manual`` runs now."""
         conv = self._conversations()
-        if session_id not in {s.session_id for s in conv.sessions(self.scope)}:
-            raise NotFoundError(f"unknown session {session_id!r} for scope {self.scope.key}")
+        self._session(session_id)
         if trigger in EXIT_TRIGGERS:
             conv.exit_trigger(session_id, trigger)
         elif trigger == "manual":
@@ -352,6 +364,10 @@ class Solace(MemoryCalls):
         if conv is None:
             raise AppError("this runtime has no conversation layer")
         return conv
+
+    def _session(self, session_id: str) -> None:
+        if session_id not in {s.session_id for s in self._conversations().sessions(self.scope)}:
+            raise NotFoundError(f"unknown session {session_id!r} for scope {self.scope.key}")
 
     def _topic(self, topic_id: str) -> Any:
         conv = self._conversations()

@@ -32,6 +32,7 @@ from solace.facts import (
 )
 
 if TYPE_CHECKING:
+    from solace.facts.transfer import ImportRow
     from solace.runtime import Runtime
 
 __all__ = ["ImportResult", "MemoryCalls"]
@@ -128,10 +129,16 @@ class MemoryCalls:
             ImportFileError: a malformed row (a ``ValueError`` naming its index and field).
             UnknownStoreError: ``store`` is not configured.
         """
-        from solace.facts.transfer import import_rows, rows_from_records
+        from solace.facts.transfer import rows_from_records
 
-        facts = self.fact_memory()
-        checked = rows_from_records(rows, source="import")
-        done = await import_rows(facts, checked, store=store, now=self.runtime.clock.now())
+        return await self.import_rows(rows_from_records(rows, source="import"), store)
+
+    async def import_rows(self, rows: Sequence[ImportRow], store: str) -> list[ImportResult]:
+        """:meth:`import_facts` of rows already checked (``solace memory import`` reads
+        and checks its whole file before anything opens)."""
+        from solace.facts.transfer import import_rows
+
+        done = await import_rows(self.fact_memory(), rows, store=store,
+                                 now=self.runtime.clock.now())
         return [ImportResult(row.memory_id, result.write_class.value, result.reason,
                              result.fact.fact_id) for row, result in done]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from solace.app.api import AppError, Solace
-from solace.conversation.model import Notes
 from solace.conversation.formatting import format_notes
+from solace.conversation.model import Notes
 
 __all__ = ["NotesView", "TopicCalls", "TopicDetail", "format_topic_detail", "topic_detail"]
 

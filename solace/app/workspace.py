@@ -20,14 +20,15 @@ naming no file :class:`~solace.workspace.files.NoWorkspaceFileError` (a ``Lookup
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from solace.app.api import AppError, Solace
 from solace.workspace.files import exported, listing, read_file
 
-__all__ = ["ExportedFile", "Synthesis", "WorkspaceCalls", "WorkspaceDisabledError",
-           "WorkspaceFile", "WorkspaceFiles"]
+__all__ = ["EditCount", "ExportedFile", "Reloaded", "Synthesis", "WorkspaceCalls",
+           "WorkspaceDisabledError", "WorkspaceFile", "WorkspaceFiles"]
 
 
 class WorkspaceDisabledError(AppError):
@@ -72,6 +73,34 @@ class Synthesis:
     rollups: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class EditCount:
+    """One recorded edit of a workspace file: lines added, removed and changed."""
+
+    file: str
+    added: int
+    removed: int
+    changed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reloaded:
+    """What a reload recorded, and what Main's session context now loads ("" when no
+    session runs)."""
+
+    root: str
+    edits: tuple[EditCount, ...]
+    context: str
+
+    @property
+    def text(self) -> str:
+        """The lines a surface prints."""
+        lines = ([f"{len(self.edits)} edited file(s) recorded:"]
+                 + [f"  {e.file}: +{e.added} -{e.removed} ~{e.changed}" for e in self.edits]
+                 if self.edits else [f"no new edits in {self.root}"])
+        return "\n".join([*lines, self.context] if self.context else lines)
+
+
 class WorkspaceCalls:
     """The workspace's calls over ``app`` (see the module docstring)."""
 
@@ -96,11 +125,30 @@ class WorkspaceCalls:
         text = await self.app.runtime.offloader.run(read_file, self._workspace().root, path)
         return ExportedFile(path, text)
 
-    async def reload(self) -> str:
-        """Record the human's edits; Main's session context is rebuilt from the files.
-        Returns one line saying what was loaded."""
-        self._workspace()
-        return str(await self.app.runtime.reload_workspace())
+    async def reload(self, recorded: Sequence[Any] = ()) -> Reloaded:
+        """Record the human's edits of the workspace files; with a running session,
+        Main's session context is rebuilt from them (SOUL/USER/AGENTS, MEMORY.md in main
+        sessions, today's and yesterday's logs). ``recorded``: edits already recorded
+        as the workspace opened (a surface that opened it alone), reported too. A
+        human's broken file is reported in the result, never raised."""
+        ws = self._workspace()
+        try:
+            edits = [*recorded, *await ws.reload()]
+        except Exception as exc:
+            return Reloaded(str(ws.root), (), f"the workspace could not be reloaded "
+                                              f"({type(exc).__name__}: {exc})")
+        counts = tuple(EditCount(str(e.file), len(e.added), len(e.removed), len(e.changed))
+                       for e in edits)
+        session = getattr(self.app.runtime, "session", None)
+        if session is None:
+            return Reloaded(str(ws.root), counts, "")
+        ctx = await session.load_workspace()
+        if ctx is None:
+            return Reloaded(str(ws.root), counts,
+                            "the workspace could not be loaded (see the log); nothing changed")
+        return Reloaded(str(ws.root), counts,
+                        f"{self.app.runtime.session_type} session context: "
+                        f"{', '.join(ctx.files)} ({ctx.tokens} tokens)")
 
     async def now(self) -> str:
         """Rewrite NOW.md from the current state; returns its text."""

@@ -3,7 +3,8 @@
 :data:`COMMANDS` lists every command with its usage and a one-line description;
 ``/help`` prints all of it and ``/help NAME`` one entry (``/help inspect`` also
 explains ``/inspect``'s columns). :func:`handle_repl_line` runs the conversation
-layer's commands (topics, curation, facts, notes) against the REPL's session; the
+commands (topics, curation, facts, notes) through the application API in the REPL's
+session's scope; the
 runtime's (talk, recall, inspect, hyperfocus, quit) are in :mod:`solace.surfaces.repl`.
 User-side curation from here sets the manual flags, like the CLI.
 """
@@ -13,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from solace.app import AppError, Layers, NotFoundError, Solace
+from solace.app.topics import TopicCalls
 from solace.conversation.errors import ConversationError
-from solace.conversation.model import Scope
-from solace.conversation.formatting import format_facts, format_notes, format_topics
+from solace.conversation.formatting import format_notes
+from solace.conversation.model import Notes
 from solace.conversation.service import Conversations
-from solace.conversation.sessions import current_session
+from solace.surfaces.cli.views import format_fact_views, format_topic_views
 from solace.surfaces.repl_format import inspect_help
 
 __all__ = ["COMMANDS", "REPL_COMMANDS", "Command", "handle_repl_line", "help_text"]
@@ -92,7 +95,8 @@ def help_text(topic: str = "") -> str:
 
 
 async def handle_repl_line(conv: Conversations, session_id: str, line: str) -> str | None:
-    """Run one REPL line if it is a conversation command.
+    """Run one REPL line if it is a conversation command, through the application API
+    (:class:`~solace.app.Solace` over ``conv``, in the session's scope).
 
     Args:
         conv: the runtime's conversation layer.
@@ -107,57 +111,60 @@ async def handle_repl_line(conv: Conversations, session_id: str, line: str) -> s
     if not words or words[0] not in REPL_COMMANDS:
         return None
     command, rest = words[0], (words[1].strip() if len(words) > 1 else "")
-    session = conv.session(session_id)
+    app = Solace(Layers(conversations=conv), conv.session(session_id).scope)
     try:
         if command == "/topics":
-            current = current_session(conv, session.scope)
-            active = [current.active_topic_id] if current is not None else []
-            return format_topics(conv.topics_of(session.scope), active)
+            return format_topic_views(app.topics())
         if command in ("/promote", "/demote", "/deprecate", "/undeprecate"):
             if not rest:
                 return f"usage: {REPL_COMMANDS[command]}"
-            topic = conv.topic(rest)
-            if topic.scope != session.scope:
-                return f"unknown topic {rest!r}"
-            topic = await conv.curate(rest, command[1:])
-            return f"{topic.topic_id}: {topic.state.value}"
+            try:
+                topic = await app.curate(rest, command[1:])
+            except NotFoundError:
+                return f"error: unknown topic {rest!r}"
+            return f"{topic.topic_id}: {topic.state}"
         if command == "/newtopic":
-            topic = await conv.new_topic(session_id, title=rest)
+            topic = await app.new_topic(session_id, title=rest)
             return f"new topic {topic.topic_id} is active"
         if command == "/facts":
-            return await _facts(conv, session.scope, rest)
-        return await _notes(conv, session_id, session.scope, rest)
-    except ConversationError as exc:
+            return await _facts(app, rest)
+        return await _notes(app, rest)
+    except (ConversationError, AppError) as exc:
         return f"error: {exc}"
 
 
-async def _facts(conv: Conversations, scope: Scope, rest: str) -> str:
+async def _facts(app: Solace, rest: str) -> str:
     if not rest:
-        return format_facts(conv.facts(scope))
+        return format_fact_views(app.facts())
     parts = rest.split(maxsplit=2)
     if parts[0] == "get" and len(parts) == 2:
-        known = conv.facts(scope)
+        known = {f.key: f for f in app.facts()}
         if parts[1] not in known:
             keys = ", ".join(sorted(known)) or "none"
             return f"no durable fact {parts[1]!r} (known keys: {keys})"
-        return format_facts({parts[1]: known[parts[1]]})
+        return format_fact_views([known[parts[1]]])
     if parts[0] == "set" and len(parts) == 3:
-        fact = await conv.set_fact(scope, parts[1], parts[2])
+        fact = await app.set_fact(parts[1], parts[2])
         return f"{fact.key}: {fact.value}"
     if parts[0] == "unset" and len(parts) == 2:
-        await conv.unset_fact(scope, parts[1])
+        await app.unset_fact(parts[1])
         return f"{parts[1]} unset"
     return f"usage: {REPL_COMMANDS['/facts']}"
 
 
-async def _notes(conv: Conversations, session_id: str, scope: Scope, rest: str) -> str:
+async def _notes(app: Solace, rest: str) -> str:
+    topics = TopicCalls(app)
+    active = next((t.topic_id for t in app.topics() if t.active), None)
     if rest == "add" or rest.startswith("add "):
         text = rest[3:].strip()
-        if not text:
+        if not text or active is None:
             return f"usage: {REPL_COMMANDS['/notes']}"
-        topic_id = conv.session(session_id).active_topic_id
-        return format_notes(await conv.append_notes(topic_id, text))
-    topic_id = rest or conv.session(session_id).active_topic_id
-    if conv.topic(topic_id).scope != scope:
+        await app.add_note(active, text)
+        topic_id = active
+    else:
+        topic_id = rest or active or ""
+    try:
+        notes = topics.notes(topic_id)
+    except NotFoundError:
         return f"unknown topic {topic_id!r}"
-    return format_notes(conv.notes(topic_id))
+    return format_notes(Notes(notes.topic_id, notes.active, notes.archived))

@@ -52,7 +52,7 @@ async def workspace_command(app: Solace, command: str, rest: str) -> str | None:
     calls = WorkspaceCalls(app)
     try:
         if command == "/reload":
-            return await calls.reload()
+            return (await calls.reload()).text
         if command == "/now":
             try:
                 return (await calls.now()).rstrip()

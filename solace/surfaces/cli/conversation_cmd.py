@@ -2,7 +2,7 @@
 
 These commands open the home's substrate and rebuild the conversation projection alone
 (no models, no actors: they are quick), then make the application API's calls over it
-(:class:`~solace.app.ConversationsOnly`), which append the user's decisions as events.
+(:class:`~solace.app.Layers`), which append the user's decisions as events.
 User-side curation sets ``keepInMemoryManuallySet`` / ``deprecatedManuallySet``
 exactly as the REPL's ``/promote`` and friends do. While ``solace serve`` or ``solace run
 --serve`` holds the home, they ask that process over HTTP instead (the default scope
@@ -23,7 +23,7 @@ from typing import Any
 
 import trio
 
-from solace.app import ConversationsOnly, NotFoundError, Solace
+from solace.app import Layers, NotFoundError, Solace
 from solace.app.api import FactView
 from solace.app.topics import NotesView, TopicCalls, TopicDetail, format_topic_detail
 from solace.clock import WallClock
@@ -168,7 +168,7 @@ async def _run(home: Home, scope: Scope, args: argparse.Namespace, action: Actio
             tokenizer=tokenizer, guard=Guard(tokenizer=tokenizer), offloader=Offloader(1),
             clock=WallClock(), snapshot=home.conversation_snapshot,  # read, never written here
         )
-        return await action(Solace(ConversationsOnly(conv), scope), args)
+        return await action(Solace(Layers(conversations=conv), scope), args)
 
 
 async def _topics_list(app: Solace, args: argparse.Namespace) -> str:

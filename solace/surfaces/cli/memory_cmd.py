@@ -38,14 +38,14 @@ from typing import Any
 
 import trio
 
+from solace.app import Layers, Solace
 from solace.clock import WallClock
 from solace.config import Config
-from solace.facts import MEMORY_ID_RULE, FactMemory, fact_record, is_memory_id
+from solace.facts import MEMORY_ID_RULE, fact_record, is_memory_id
 from solace.facts.transfer import (
     ImportRow,
     compaction_record,
     export_lines,
-    import_rows,
     read_import,
     recall_record,
     write_record,
@@ -63,7 +63,7 @@ from solace.surfaces.cli.remote import Remote, local_or_remote, quoted
 
 __all__ = ["format_facts", "format_recall", "register"]
 
-Local = Callable[[FactMemory, argparse.Namespace], Awaitable[str]]
+Local = Callable[[Solace, argparse.Namespace], Awaitable[str]]
 RemoteAction = Callable[[Remote, argparse.Namespace], str]
 
 #: The actions that may start from a home with no substrate yet.
@@ -178,7 +178,7 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
 
         async with following_workspace(home, sub, memory, action=args.action, embedder=embedder,
                                        tokenizer=tokenizer, offloader=offloader):
-            return await action(memory, args)
+            return await action(Solace(Layers(facts=memory, clock=WallClock())), args)
 
 
 # -- printing (one path for local answers and a server's JSON) ------------------------
@@ -235,47 +235,47 @@ def _dump(value: Any) -> str:
 # -- local: the home's own fact memory -------------------------------------------------
 
 
-async def _remember(fm: FactMemory, args: argparse.Namespace) -> str:
-    result = await fm.remember(args.memory_id, args.text, store=args.store,
-                               importance=args.importance)
+async def _remember(app: Solace, args: argparse.Namespace) -> str:
+    result = await app.remember(args.memory_id, args.text, store=args.store,
+                                importance=args.importance)
     return _written(write_record(result))
 
 
-async def _recall(fm: FactMemory, args: argparse.Namespace) -> str:
-    answer = recall_record(await fm.recall(args.query, args.memory_id, store=args.store,
-                                           k=args.k))
+async def _recall(app: Solace, args: argparse.Namespace) -> str:
+    answer = recall_record(await app.recall_facts(args.query, args.memory_id,
+                                                  store=args.store, k=args.k))
     return _dump(answer) if args.json else format_recall(answer)
 
 
-async def _ids(fm: FactMemory, args: argparse.Namespace) -> str:
-    return "\n".join(fm.memory_ids(args.store))
+async def _ids(app: Solace, args: argparse.Namespace) -> str:
+    return "\n".join(app.memory_ids(args.store))
 
 
-async def _facts(fm: FactMemory, args: argparse.Namespace) -> str:
-    records = [fact_record(f) for f in fm.facts(args.memory_id, include_history=args.all)]
+async def _facts(app: Solace, args: argparse.Namespace) -> str:
+    records = [fact_record(f) for f in app.memory_facts(args.memory_id, all=args.all)]
     return _dump(records) if args.json else format_facts(records)
 
 
-async def _delete(fm: FactMemory, args: argparse.Namespace) -> str:
-    fact = await fm.delete(args.memory_id, args.fact_id)
+async def _delete(app: Solace, args: argparse.Namespace) -> str:
+    fact = await app.delete_fact(args.memory_id, args.fact_id)
     return f"deleted {fact.fact_id}"
 
 
-async def _forget(fm: FactMemory, args: argparse.Namespace) -> str:
-    return f"forgot {await fm.forget(args.memory_id)} facts of {args.memory_id}"
+async def _forget(app: Solace, args: argparse.Namespace) -> str:
+    return f"forgot {await app.forget(args.memory_id)} facts of {args.memory_id}"
 
 
-async def _consolidate(fm: FactMemory, args: argparse.Namespace) -> str:
-    return _consolidated([compaction_record(c) for c in await fm.consolidate(args.memory_id)])
+async def _consolidate(app: Solace, args: argparse.Namespace) -> str:
+    return _consolidated([compaction_record(c) for c in await app.consolidate(args.memory_id)])
 
 
-async def _export(fm: FactMemory, args: argparse.Namespace) -> str:
-    return export_lines(fm.export(args.memory_id))
+async def _export(app: Solace, args: argparse.Namespace) -> str:
+    return export_lines(app.export_facts(args.memory_id))
 
 
-async def _import(fm: FactMemory, args: argparse.Namespace) -> str:
-    done = await import_rows(fm, args.rows, store=args.store, now=WallClock().now())
-    return _imported(args.store, [r.write_class.value for _, r in done])
+async def _import(app: Solace, args: argparse.Namespace) -> str:
+    done = await app.import_rows(args.rows, args.store)
+    return _imported(args.store, [r.write_class for r in done])
 
 
 # -- remote: the serving process's /memory endpoints -----------------------------------

@@ -28,6 +28,8 @@ from typing import Any
 
 import trio
 
+from solace.app import Layers, Solace
+from solace.app.workspace import WorkspaceCalls
 from solace.config import Config
 from solace.home import Home
 from solace.surfaces.cli.errors import CliError, guarded
@@ -36,9 +38,9 @@ from solace.surfaces.cli.remote import Remote, local_or_remote
 
 __all__ = ["register"]
 
-#: A command's work: (the workspace, the arguments, the human edits recorded while it
-#: opened) -> the text to print.
-Action = Callable[[Any, argparse.Namespace, list[Any]], Awaitable[str]]
+#: A command's work: (the application API over the workspace, the arguments, the human
+#: edits recorded while it opened) -> the text to print.
+Action = Callable[[Solace, argparse.Namespace, list[Any]], Awaitable[str]]
 #: The same work asked of the process serving the home.
 RemoteAction = Callable[[Remote, argparse.Namespace], str]
 
@@ -121,7 +123,8 @@ async def _run(home: Home, args: argparse.Namespace, action: Action) -> str:
         if ws is None:
             raise CliError(f"the workspace of {home.root} could not be opened (see "
                            f"{home.root / 'solace.log'} or run with --verbose)")
-        return await action(ws, args, await _edits_since(sub, mark))
+        app = Solace(Layers(workspace=ws, offloader=models.offloader))
+        return await action(app, args, await _edits_since(sub, mark))
 
 
 async def _edits_since(sub: Any, mark: int | None) -> list[Any]:
@@ -134,10 +137,10 @@ async def _edits_since(sub: Any, mark: int | None) -> list[Any]:
     return [e for e in (edit_of(ev.kind, ev.content, ev.attrs) for ev in events) if e]
 
 
-async def _synthesize(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
-    counts = await ws.synthesize()
-    written = await ws.rollup()
-    return _synthesized(asdict(counts), len(written), ws.root)
+async def _synthesize(app: Solace, args: argparse.Namespace, opened: list[Any]) -> str:
+    calls = WorkspaceCalls(app)
+    done = await calls.synthesize()
+    return _synthesized(asdict(done), len(done.rollups), (await calls.files()).root)
 
 
 def _synthesize_remotely(server: Remote, args: argparse.Namespace) -> str:
@@ -153,40 +156,36 @@ def _synthesized(counts: dict[str, Any], rollups: int, root: Any) -> str:
             f"file(s) written in {root}")
 
 
-async def _reload(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
-    edits = [*opened, *await ws.reload()]
-    if not edits:
-        return f"no new edits in {ws.root}"
-    lines = [f"  {e.file}: +{len(e.added)} -{len(e.removed)} ~{len(e.changed)}"
-             for e in edits]
-    return f"{len(edits)} edited file(s) recorded:\n" + "\n".join(lines)
+async def _reload(app: Solace, args: argparse.Namespace, opened: list[Any]) -> str:
+    return (await WorkspaceCalls(app).reload(opened)).text
 
 
 def _reload_remotely(server: Remote, args: argparse.Namespace) -> str:
     return str(server.call("POST", "/workspace/reload")["message"])
 
 
-def _export_target(args: argparse.Namespace, root: Path) -> Path:
+async def _export(app: Solace, args: argparse.Namespace, opened: list[Any]) -> str:
+    calls = WorkspaceCalls(app)
+    root = Path((await calls.files()).root)
+    return _exported(args, root, [(f.path, f.text) for f in await calls.export()])
+
+
+def _export_remotely(server: Remote, args: argparse.Namespace) -> str:
+    root = Path(server.call("GET", "/workspace")["root"])
+    return _exported(args, root, [(f["path"], f["text"])
+                                  for f in server.call("GET", "/workspace/export")["files"]])
+
+
+def _exported(args: argparse.Namespace, root: Path, files: list[tuple[str, str]]) -> str:
+    """Write the exported ``files`` under DIR (checked first: a directory, not inside the
+    workspace ``root``)."""
+    from solace.workspace.files import WorkspacePathError, write_export
+
     target = Path(args.dir).expanduser()
     if target.exists() and not target.is_dir():
         raise CliError(f"{target} is a file; pass a directory to export the workspace into")
     if target.resolve().is_relative_to(root.resolve()):
         raise CliError(f"{target} is inside the workspace {root}; pass another directory")
-    return target
-
-
-async def _export(ws: Any, args: argparse.Namespace, opened: list[Any]) -> str:
-    target = _export_target(args, ws.root)
-    written = await ws.export(target)
-    return f"exported {len(written)} file(s) from {ws.root} to {target}"
-
-
-def _export_remotely(server: Remote, args: argparse.Namespace) -> str:
-    from solace.workspace.files import WorkspacePathError, write_export
-
-    root = Path(server.call("GET", "/workspace")["root"])
-    target = _export_target(args, root)
-    files = [(f["path"], f["text"]) for f in server.call("GET", "/workspace/export")["files"]]
     try:
         written = write_export(files, target)
     except WorkspacePathError as exc:

@@ -2,7 +2,8 @@
 
 - ``GET /workspace`` -> ``{"root", "files": [{"path", "bytes"}]}``
 - ``GET /workspace/file?path=`` -> ``{"path", "text"}`` (404 naming no file, 400 outside)
-- ``POST /workspace/reload`` -> ``{"message"}``; ``POST /workspace/now`` -> ``{"text"}``
+- ``POST /workspace/reload`` -> ``{"root", "edits": [{"file", "added", "removed",
+  "changed"}], "context", "message"}``; ``POST /workspace/now`` -> ``{"text"}``
 - ``POST /workspace/synthesize`` -> ``{"read", "added", "noop", "updated", "conflicts",
   "clashes", "rollups"}``
 - ``GET /workspace/export`` -> ``{"files": [{"path", "text"}]}`` (secret-looking lines
@@ -37,7 +38,8 @@ def workspace_handlers(app: Solace) -> dict[str, Callable[[Call], Awaitable[Any]
         return asdict(await calls.file(call.query["path"]))
 
     async def workspace_reload(call: Call) -> Any:
-        return {"message": await calls.reload()}
+        done = await calls.reload()
+        return {**asdict(done), "message": done.text}
 
     async def workspace_now(call: Call) -> Any:
         return {"text": await calls.now()}
