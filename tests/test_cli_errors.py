@@ -250,8 +250,8 @@ def test_verbose_adds_the_traceback_above_the_line(work: Path, tmp_path: Path) -
 def test_a_trio_exception_group_is_shown_as_its_one_real_error() -> None:
     import trio
 
-    from solace.surfaces.cli.errors import describe, unwrap
     from solace.config import ConfigError
+    from solace.surfaces.cli.errors import describe, unwrap
 
     real = ConfigError("x.toml", "models.llm_backend", "unknown backend 'telepathy'")
     group = BaseExceptionGroup("outer", [

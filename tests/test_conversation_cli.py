@@ -10,7 +10,6 @@ import pytest
 import trio
 import trio.testing
 
-from solace.surfaces.cli import conversation_cmd
 from solace.clock import WallClock
 from solace.config import Config
 from solace.conversation import (
@@ -25,6 +24,7 @@ from solace.conversation.testing import open_harness
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
+from solace.surfaces.cli import conversation_cmd
 from substrate import KeySource
 from substrate.aio import open_trio_substrate
 

@@ -11,8 +11,8 @@ import pytest
 from facts_fixtures import home_bytes
 from facts_surface_support import cli_config
 
-from solace.surfaces.cli.main import main
 from solace.facts import MEMORY_ID_RULE
+from solace.surfaces.cli.main import main
 
 
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

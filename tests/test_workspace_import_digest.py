@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from solace.surfaces.cli.main import main
 from solace.config import Config
 from solace.home import Home
 from solace.runtime import extra_kinds
+from solace.surfaces.cli.main import main
 from solace.workspace.events import digest_of
 from substrate import KeySource, open_substrate
 
