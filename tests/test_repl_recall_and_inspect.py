@@ -5,13 +5,13 @@ explains; ``/help`` lists every command."""
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 import trio.testing
 
 from solace import TrioClock, open_runtime
+from solace.app import RecallHit
 from solace.config import Config, ModelsConfig, SubstrateConfig
 from solace.surfaces.repl import Repl
 from solace.surfaces.repl_commands import COMMANDS, help_text
@@ -25,39 +25,28 @@ def config() -> Config:
     )
 
 
-@dataclass
-class FakeHit:
-    text: str
-    entry_ids: tuple[int, ...]
-    rung: int = 0
-    tier: str = "working"
-    owner: str | None = None
-    score: float = 0.5
-
-
-@dataclass
-class FakeEvent:
-    ts: float
-    agent: str
+def hit(text: str, entry_id: int, speaker: str, date: str, *, rung: int = 0,
+        tier: str = "working", owner: str | None = None, score: float = 0.5) -> RecallHit:
+    return RecallHit(text, "Main", owner, tier, rung, score, 0.0, 0.0, 0.0, 0.0, 0.0, 5,
+                     (entry_id,), date, (speaker,), ())
 
 
 def test_recall_rows_show_each_text_once_and_never_the_excluded_line() -> None:
-    events = {1: FakeEvent(1_700_000_000.0, "user"), 2: FakeEvent(1_700_000_060.0, "Main"),
-              3: FakeEvent(1_700_000_061.0, "Mouth"), 4: FakeEvent(1_700_000_100.0, "user")}
     hits = [
-        FakeHit("user: What is my dog's name?", (4,), score=0.9),
-        FakeHit("Main: Your dog is called Rex.", (2,), score=0.8),
-        FakeHit("Mouth: Your dog is called Rex.", (3,), score=0.7, owner="Mouth"),
-        FakeHit("user: My dog's name is Rex.", (1,), rung=1, tier="longterm", score=0.6),
+        hit("user: What is my dog's name?", 4, "user", "2023-11-14T22:15:00+00:00", score=0.9),
+        hit("Main: Your dog is called Rex.", 2, "Main", "2023-11-14T22:14:20+00:00", score=0.8),
+        hit("Mouth: Your dog is called Rex.", 3, "Mouth", "2023-11-14T22:14:21+00:00",
+            score=0.7, owner="Mouth"),
+        hit("user: My dog's name is Rex.", 1, "user", "2023-11-14T22:13:20+00:00", rung=1,
+            tier="longterm", score=0.6),
     ]
-    rows = cite_hits(hits, events.__getitem__, lambda e: e.agent,
-                     exclude=["What is my dog's name?"])
+    rows = cite_hits(hits, exclude=["What is my dog's name?"])
     assert [r.text for r in rows] == ["Your dog is called Rex.", "My dog's name is Rex."]
     assert rows[0].speaker == "Main" and rows[0].source == "working #2"
     assert (rows[1].rung, rows[1].source, rows[1].date) == (1, "long-term #1", "2023-11-14 22:13")
     table = format_recall(rows)
     assert table.splitlines()[0].split() == ["#", "date", "speaker", "rung", "source", "text"]
-    assert len(cite_hits(hits, events.__getitem__, lambda e: e.agent, k=1)) == 1
+    assert len(cite_hits(hits, k=1)) == 1
 
 
 async def test_repl_recall_takes_k_and_leaves_out_the_line_just_typed(

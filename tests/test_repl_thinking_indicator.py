@@ -15,13 +15,17 @@ from solace.surfaces.repl import PROMPT, THINKING, Repl
 @dataclass
 class Speech:
     text: str
+    entry_id: int | None = None
+    draft_id: int | None = None
+    dropped_narration: int = 0
+    dropped_credentials: int = 0
 
 
 class SlowRuntime:
     conversations = None
     session = None
 
-    async def ask(self, text: str) -> Speech:
+    async def ask(self, text: str, **turn: object) -> Speech:
         await trio.sleep(2.0)
         return Speech(f"you said {text}")
 

@@ -335,6 +335,11 @@ class Solace(MemoryCalls):
             self._agent(agent)
         return self.runtime.inspect(agent)
 
+    def hyperfocus(self, on: bool) -> None:
+        """Supervisor's hyperfocus: a bigger working budget and the Time actor paused
+        (``on``), or back to normal."""
+        self.runtime.hyperfocus(on)
+
     def stats(self) -> dict[str, Any]:
         """Process-wide numbers: events in the substrate and per-agent record counts."""
         rt = self.runtime

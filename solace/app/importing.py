@@ -1,17 +1,19 @@
-"""The application call behind ``solace import`` while a process serves the home.
+"""The application calls behind ``solace import``.
 
-:meth:`ImportCalls.import_batches` runs :func:`solace.importing.import_batches` on the
-serving runtime: the same keys (a line the home holds is skipped, so a re-run finishes
-an import cut short and adds nothing twice), one atomic write a batch, each batch
-distilled into facts and the workspace. One difference from an import into a home no
-process holds: the serving runtime keeps its own clock, so the fade sees the imported
-lines as old as their dates say at once, instead of living through them on a replayed
-clock (``solace import`` with the server stopped does that).
+:meth:`ImportCalls.import_items` runs :func:`solace.importing.import_batches` on the
+runtime (``solace import`` with no process holding the home: its own runtime on a
+replayed clock); :meth:`ImportCalls.import_batches` checks JSON items first (``POST
+/import``: ``solace import`` while a process serves the home). Either way: the same
+keys (a line the home holds is skipped, so a re-run finishes an import cut short and
+adds nothing twice), one atomic write a batch, each batch distilled into facts and the
+workspace. One difference: a serving runtime keeps its own clock, so the fade sees the
+imported lines as old as their dates say at once, instead of living through them on a
+replayed clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -49,8 +51,6 @@ class ImportCalls:
             AppError: an item that is not importable, naming its batch, index and the
                 problem; nothing is written then.
         """
-        from solace.importing import import_batches
-
         checked = [[_item(raw, b, i) for i, raw in enumerate(batch)]
                    for b, batch in enumerate(batches)]
         skipped = 0
@@ -60,11 +60,20 @@ class ImportCalls:
             skipped = n
 
         written = 0
-        async with aclosing(import_batches(self.app.runtime, checked,
-                                           on_skipped=on_skipped)) as per_batch:
+        async with aclosing(self.import_items(checked, on_skipped=on_skipped)) as per_batch:
             async for n in per_batch:
                 written += n
         return ImportSummary(written, skipped)
+
+    def import_items(self, batches: Sequence[Sequence[ImportItem]], *,
+                     on_skipped: Callable[[int], None] = lambda n: None
+                     ) -> AsyncGenerator[int, None]:
+        """Import checked items (``solace import`` reads and checks its whole file first),
+        yielding the events written for each batch once it is written, delivered,
+        settled and distilled (:func:`solace.importing.import_batches`)."""
+        from solace.importing import import_batches
+
+        return import_batches(self.app.runtime, batches, on_skipped=on_skipped)
 
 
 def _item(raw: Mapping[str, Any], batch: int, index: int) -> ImportItem:

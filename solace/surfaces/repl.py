@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 import trio
 
-from solace.app import Solace
+from solace.app import AppError, Solace
 from solace.config import Config
 from solace.conversation.model import DEFAULT_SCOPE, Trigger
 from solace.conversation.sessions import resume_session
@@ -101,8 +101,8 @@ class Repl:
             return ""
         if not line.startswith("/"):
             self.last_line = line
-            speech = await self._thinking(self.rt.ask(line))
-            return f"Solace: {speech.text}" if speech.text else "Solace: (nothing said)"
+            reply = await self._thinking(self.app.chat(line))
+            return f"Solace: {reply.text}" if reply.text else "Solace: (nothing said)"
         command, _, rest = line.partition(" ")
         rest = rest.strip()
         if command in ("/quit", "/exit"):
@@ -113,13 +113,13 @@ class Repl:
             return await self._recall(rest)
         if command == "/inspect":
             try:
-                return format_inspect(self.rt.inspect(rest or None), details=bool(rest))
-            except KeyError as exc:
-                return str(exc.args[0])
+                return format_inspect(self.app.inspect(rest or None), details=bool(rest))
+            except AppError as exc:
+                return str(exc)
         if command == "/hyperfocus":
             if rest not in ("on", "off"):
                 return "usage: /hyperfocus on|off"
-            self.rt.hyperfocus(rest == "on")
+            self.app.hyperfocus(rest == "on")
             return f"hyperfocus {rest}"
         answer = await workspace_command(self.app, command, rest)
         if answer is not None:
@@ -147,11 +147,9 @@ class Repl:
         query = " ".join(words)
         if not query:
             return usage
-        from solace.actors.routing import speaker_of
-
-        hits = await self.rt.agent("Main").recall(query, k=k * 3 + 4)
-        rows = cite_hits(hits, self.rt.event, speaker_of,
-                         exclude=[query, self.last_line] if self.last_line else [query], k=k)
+        hits = await self.app.recall(query, k=k * 3 + 4)
+        rows = cite_hits(hits, exclude=[query, self.last_line] if self.last_line else [query],
+                         k=k)
         return format_recall(rows)
 
     async def _thinking(self, work: Any) -> Any:

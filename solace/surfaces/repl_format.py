@@ -6,10 +6,11 @@ dicts), so they are tested without a runtime.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
+
+from solace.app.api import RecallHit
 
 __all__ = [
     "INSPECT_COLUMNS",
@@ -64,21 +65,13 @@ def _entries(ids: Sequence[int]) -> str:
     return f"#{lo}" if lo == hi else f"#{lo}-{hi}"
 
 
-def cite_hits(
-    hits: Sequence[Any],
-    event: Callable[[int], Any],
-    speaker_of: Callable[[Any], str],
-    *,
-    exclude: Sequence[str] = (),
-    k: int | None = None,
-) -> list[Cited]:
-    """Hits (best first) as :class:`Cited` rows, each text shown once.
+def cite_hits(hits: Sequence[RecallHit], *, exclude: Sequence[str] = (),
+              k: int | None = None) -> list[Cited]:
+    """The application API's recall hits (best first) as :class:`Cited` rows, each text
+    shown once.
 
     Args:
-        hits: retrieval hits (``text``, ``rung``, ``tier``, ``owner``, ``entry_ids``,
-            ``score``).
-        event: looks up a substrate event by entry id (``ts``, ``agent``, ``attrs``).
-        speaker_of: the speaker an event names.
+        hits: :meth:`solace.app.Solace.recall`'s hits (they carry date and speakers).
         exclude: texts never shown (the line just typed, the query itself).
         k: at most this many rows.
 
@@ -94,14 +87,11 @@ def cite_hits(
         if not key or key in skip or key in seen:
             continue
         seen.add(key)
-        events = [event(e) for e in hit.entry_ids]
-        speakers = list(dict.fromkeys(speaker_of(e) for e in events))
-        newest = max((e.ts for e in events), default=0.0)
-        date = datetime.fromtimestamp(newest, tz=UTC).strftime("%Y-%m-%d %H:%M") if events else "?"
-        tier = "long-term" if str(getattr(hit.tier, "value", hit.tier)) == "longterm" else "working"
+        date = hit.date[:16].replace("T", " ") if hit.entry_ids else "?"
+        tier = "long-term" if hit.tier == "longterm" else "working"
         owner = f" ({hit.owner}'s)" if hit.owner else ""
         source = f"{tier}{owner} {_entries(hit.entry_ids)}".strip()
-        rows.append(Cited(date, ",".join(speakers) or "?", hit.rung, source,
+        rows.append(Cited(date, ",".join(hit.speakers) or "?", hit.rung, source,
                           _strip_speaker(hit.text), float(hit.score)))
         if k is not None and len(rows) >= k:
             break

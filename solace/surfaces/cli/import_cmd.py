@@ -161,8 +161,9 @@ async def _run(home: Path, config: Config, batches: Sequence[Sequence[ImportItem
                total: int, progress: _Progress, verbose: bool) -> None:
     from tqdm import tqdm
 
+    from solace.app import Solace
+    from solace.app.importing import ImportCalls
     from solace.clock import ReplayClock
-    from solace.importing import import_batches
     from solace.runtime import open_runtime
     from solace.surfaces.repl import LOG_FILE, setup_logging
 
@@ -173,8 +174,9 @@ async def _run(home: Path, config: Config, batches: Sequence[Sequence[ImportItem
             progress.bar = tqdm(total=total, initial=n, unit="event", file=sys.stderr,
                                 disable=None, dynamic_ncols=True, desc="import")
 
-        async with aclosing(import_batches(rt, batches, on_skipped=skipped)) as written_per_batch:
-            async for written in written_per_batch:
+        importer = ImportCalls(Solace(rt))
+        async with aclosing(importer.import_items(batches, on_skipped=skipped)) as per_batch:
+            async for written in per_batch:
                 progress.written += written
                 progress.bar.update(written)
         progress.bar.close()
