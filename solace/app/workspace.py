@@ -20,12 +20,15 @@ naming no file :class:`~solace.workspace.files.NoWorkspaceFileError` (a ``Lookup
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from solace.app.api import AppError, Solace
 from solace.workspace.files import exported, listing, read_file
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EditCount", "ExportedFile", "Reloaded", "Synthesis", "WorkspaceCalls",
            "WorkspaceDisabledError", "WorkspaceFile", "WorkspaceFiles"]
@@ -115,6 +118,11 @@ class WorkspaceCalls:
                 "see the server's log)")
         return ws
 
+    @property
+    def root(self) -> str:
+        """The workspace's directory."""
+        return str(self._workspace().root)
+
     async def files(self) -> WorkspaceFiles:
         root = self._workspace().root
         found = await self.app.runtime.offloader.run(listing, root)
@@ -135,6 +143,7 @@ class WorkspaceCalls:
         try:
             edits = [*recorded, *await ws.reload()]
         except Exception as exc:
+            log.warning("workspace reload failed: %s", exc, exc_info=True)
             return Reloaded(str(ws.root), (), f"the workspace could not be reloaded "
                                               f"({type(exc).__name__}: {exc})")
         counts = tuple(EditCount(str(e.file), len(e.added), len(e.removed), len(e.changed))

@@ -54,12 +54,7 @@ async def workspace_command(app: Solace, command: str, rest: str) -> str | None:
         if command == "/reload":
             return (await calls.reload()).text
         if command == "/now":
-            try:
-                return (await calls.now()).rstrip()
-            except WorkspaceDisabledError:
-                raise
-            except Exception as exc:  # a full disk, say: a line, not a traceback
-                return f"NOW.md could not be written ({type(exc).__name__}: {exc})"
+            return await _now(calls)
         if not rest:
             found = await calls.files()
             return _listed(found.root, [(f.path, f.bytes) for f in found.files])
@@ -68,3 +63,12 @@ async def workspace_command(app: Solace, command: str, rest: str) -> str | None:
         return _RELOAD_OFF if command == "/reload" else _OFF
     except WorkspacePathError as exc:
         return str(exc)
+
+
+async def _now(calls: WorkspaceCalls) -> str:
+    try:
+        return (await calls.now()).rstrip()
+    except WorkspaceDisabledError:
+        return _OFF
+    except Exception as exc:  # a full disk, say: a line, not a traceback
+        return f"NOW.md could not be written ({type(exc).__name__}: {exc})"

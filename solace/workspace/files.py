@@ -180,14 +180,13 @@ def read_file(root: Path, name: str) -> str:
     for candidate in (name, f"{name}.md"):
         try:
             path = (base / candidate).resolve()
-            if not path.is_relative_to(base):
-                raise WorkspacePathError(f"{name!r} is outside the workspace {root}")
-            if path.is_file():
+            inside = path.is_relative_to(base)
+            if inside and path.is_file():
                 return path.read_text(encoding="utf-8", errors="replace")
         except (OSError, ValueError) as exc:  # a name too long, a NUL byte
-            if isinstance(exc, WorkspacePathError):
-                raise
             raise WorkspacePathError(f"{name!r} is not a workspace file name ({exc})") from None
+        if not inside:
+            raise WorkspacePathError(f"{name!r} is outside the workspace {root}")
     known = ", ".join(sorted(str(p.relative_to(base)) for p in base.glob("*.md")))
     raise NoWorkspaceFileError(f"no workspace file {name!r} in {root} (top level: {known})")
 

@@ -140,7 +140,7 @@ async def _edits_since(sub: Any, mark: int | None) -> list[Any]:
 async def _synthesize(app: Solace, args: argparse.Namespace, opened: list[Any]) -> str:
     calls = WorkspaceCalls(app)
     done = await calls.synthesize()
-    return _synthesized(asdict(done), len(done.rollups), (await calls.files()).root)
+    return _synthesized(asdict(done), len(done.rollups), calls.root)
 
 
 def _synthesize_remotely(server: Remote, args: argparse.Namespace) -> str:
@@ -166,7 +166,7 @@ def _reload_remotely(server: Remote, args: argparse.Namespace) -> str:
 
 async def _export(app: Solace, args: argparse.Namespace, opened: list[Any]) -> str:
     calls = WorkspaceCalls(app)
-    root = Path((await calls.files()).root)
+    root = Path(calls.root)
     return _exported(args, root, [(f.path, f.text) for f in await calls.export()])
 
 

@@ -88,6 +88,7 @@ class _Connections:
 
     async def handle(self, stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_head_bytes)
+        peers = (_address(stream.socket.getpeername()), _address(stream.socket.getsockname()))
         try:
             async with trio.open_nursery() as watchers:  # for streamed responses
                 while not self.draining:
@@ -99,7 +100,8 @@ class _Connections:
                     except _Refused as refused:
                         await _send_refusal(conn, stream, refused)
                         break
-                    await self._respond(_Exchange(conn, stream, request, watchers), body)
+                    await self._respond(_Exchange(conn, stream, request, watchers), body,
+                                        peers)
                     if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                         break
                     conn.start_next_cycle()
@@ -175,7 +177,8 @@ class _Connections:
                                    f"the body is over the limit of {limit} bytes")
                 parts.append(bytes(event.data))
 
-    async def _respond(self, exchange: _Exchange, body: bytes) -> None:
+    async def _respond(self, exchange: _Exchange, body: bytes,
+                       peers: tuple[tuple[str, int] | None, tuple[str, int] | None]) -> None:
         conn, stream, request = exchange.conn, exchange.stream, exchange.request
         sent_body = False
 
@@ -188,7 +191,7 @@ class _Connections:
             return {"type": "http.disconnect"}
 
         try:
-            await self.app(_scope(request, stream, self.state), receive, exchange.send)
+            await self.app(_scope(request, peers, self.state), receive, exchange.send)
         except Exception:
             log.exception("unexpected error serving %s %s", request.method.decode(),
                           request.target.decode("latin-1"))
@@ -320,8 +323,9 @@ async def _send_refusal(conn: h11.Connection, stream: trio.SocketStream,
         pass
 
 
-def _scope(request: h11.Request, stream: trio.SocketStream, state: dict[str, Any]
-           ) -> Message:
+def _scope(request: h11.Request,
+           peers: tuple[tuple[str, int] | None, tuple[str, int] | None],
+           state: dict[str, Any]) -> Message:
     raw_path, _, query = bytes(request.target).partition(b"?")  # h11: visible ASCII only
     path = unquote(raw_path.decode("ascii"))
     return {
@@ -329,8 +333,7 @@ def _scope(request: h11.Request, stream: trio.SocketStream, state: dict[str, Any
         "http_version": request.http_version.decode(), "method": request.method.decode(),
         "scheme": "http", "path": path, "raw_path": raw_path, "query_string": query,
         "root_path": "", "headers": [(bytes(k), bytes(v)) for k, v in request.headers],
-        "client": _address(stream.socket.getpeername()),
-        "server": _address(stream.socket.getsockname()), "state": dict(state),
+        "client": peers[0], "server": peers[1], "state": dict(state),
     }
 
 
