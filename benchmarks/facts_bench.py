@@ -81,11 +81,22 @@ counter; ``--quick`` runs a small version with the hashing embedder (for the tes
    and append-only.
 4. Compaction on a restatement corpus (*templated*: ``compaction_corpus``, each id
    one person with six distinct facts of the twelve subjects, each written in all
-   three or four of its third-person phrasings, shuffled), in a store that never
-   compacts inline; ``consolidate`` each id. Tokens of the live facts before/after
-   (target >= 2x; "before" is what the write-time classification left live, so the
-   compactor sees only restatements it did not recognise as such), names/numbers/
-   dates (``solace.models.entities.salient``) of the live facts before found after
+   three or four of its third-person phrasings, shuffled). Three ratios, each
+   tokens before / after:
+
+   - *compactor alone* (the target's measure, >= 2x): each id's corpus as written,
+     one fact per line, handed to the compactor (``solace.facts.compactor.propose``
+     without an LLM: the deterministic merger and ``consolidate``'s safety check);
+     the floor here is one phrasing per distinct fact;
+   - *end to end*: the tokens written through ``remember`` against the live facts
+     after ``consolidate``;
+   - *after classification*: the same memory, the live facts the write-time
+     classification left (it already folds many restatements by NOOP and UPDATE, so
+     the compactor sees only those it did not recognise) against after
+     ``consolidate``.
+
+   The memory is a store that never compacts inline; ``consolidate`` each id.
+   Names/numbers/dates (``solace.models.entities.salient``) of the input found after
    (target 100 %), the verdicts (accepted, refused by reason), recall of each
    distinct fact's value (``recall(question)``, the store's ``top_k`` and top 1)
    before and after; then one later update per id (its first fact restated with
@@ -157,6 +168,7 @@ from facts_bench_scoring import (  # noqa: E402
 )
 
 from solace.config.schema import Config  # noqa: E402
+from solace.facts.compactor import propose  # noqa: E402
 from solace.facts.extract_rules import extract_facts  # noqa: E402
 from solace.facts.model import Exchange  # noqa: E402
 
@@ -397,6 +409,25 @@ async def _recalled(fm: Any, mid: str, facts: list[Any], k: int | None = None) -
                            [f.value]) for f in facts]
 
 
+def _ratio(before: int, after: int) -> float:
+    return round(before / after, 2) if after else 0.0
+
+
+def _compactor_alone(texts: list[str], facts: list[Any], config: Config, embedder: Any,
+                     tok: Any) -> dict[str, Any]:
+    """The compactor handed an id's corpus as written, one fact per line (no write-time
+    classification first): :func:`solace.facts.compactor.propose` without an LLM, the
+    deterministic merger and the same safety check ``consolidate`` applies."""
+    verdict = propose(texts, embedder.embed(list(texts)), llm=None, count_tokens=tok.count,
+                      threshold=config.facts.compact_similarity)
+    out = list(verdict.outputs) if verdict.accepted else list(texts)
+    kept, total, _lost = salient_kept(list(texts), out)
+    return {"alone_tokens_after": tok.count("\n".join(out)),
+            "alone_floor": _floor_tokens(list(texts), facts, tok.count),
+            "alone_accepted": int(verdict.accepted), "alone_salient": total,
+            "alone_salient_kept": kept}
+
+
 async def _compaction_split(ctx: dict[str, Any], ids: int, seed: int) -> dict[str, Any]:
     config, embedder, tok = ctx["config"], ctx["embedder"], ctx["tokenizer"]
     clock = ManualClock()
@@ -425,6 +456,7 @@ async def _compaction_split(ctx: dict[str, Any], ids: int, seed: int) -> dict[st
             block = (await fm.recall(changed.question, mid, store="corpus")).text
             others_kept = await _recalled(fm, mid, others)
             kept, total, lost = salient_kept(before, after)
+            alone = _compactor_alone(texts, truth[mid], config, embedder, tok)
             if len(examples) < 3:
                 examples.append({"id": mid, "before": before, "after": after})
             rows.append({"id": mid, "written": len(texts),
@@ -440,7 +472,8 @@ async def _compaction_split(ctx: dict[str, Any], ids: int, seed: int) -> dict[st
                          "update_newest": contains_value(block, [changed.later_value]),
                          "update_old_only": contains_value(block, [changed.value])
                          and not contains_value(block, [changed.later_value]),
-                         "update_others": len(others), "update_others_kept": sum(others_kept)})
+                         "update_others": len(others), "update_others_kept": sum(others_kept),
+                         **alone})
         counters = {k: v for k, v in fm.counters.items() if k.startswith("compaction")}
 
     def total(key: str) -> int:
@@ -454,8 +487,7 @@ async def _compaction_split(ctx: dict[str, Any], ids: int, seed: int) -> dict[st
             "tokens_written": total("tokens_written"), "distinct": total("distinct"),
             "live_before": total("live_before"), "live_after": total("live_after"),
             "tokens_before": tb, "tokens_after": ta,
-            "ratio": round(tb / ta, 2) if ta else 0.0,
-            "floor_tokens": fl, "floor_ratio": round(tb / fl, 2) if fl else 0.0,
+            "ratio": _ratio(tb, ta), "floor_tokens": fl, "floor_ratio": _ratio(tb, fl),
             "salient_kept_pct": pct(total("salient_kept"), total("salient")),
             "recall_before_pct": pct(total("recalled_before"), total("distinct")),
             "recall_after_pct": pct(total("recalled_after"), total("distinct")),
@@ -464,7 +496,15 @@ async def _compaction_split(ctx: dict[str, Any], ids: int, seed: int) -> dict[st
             "update_newest_pct": pct(total("update_newest"), len(rows)),
             "update_old_only_pct": pct(total("update_old_only"), len(rows)),
             "update_others_kept_pct": pct(total("update_others_kept"), total("update_others")),
-            "verdicts": dict(verdicts), "counters": counters, "rows": rows,
+            "verdicts": dict(verdicts), "counters": counters,
+            "alone": {"tokens_before": total("tokens_written"),
+                      "tokens_after": total("alone_tokens_after"),
+                      "ratio": _ratio(total("tokens_written"), total("alone_tokens_after")),
+                      "floor_ratio": _ratio(total("tokens_written"), total("alone_floor")),
+                      "salient_kept_pct": pct(total("alone_salient_kept"),
+                                              total("alone_salient")),
+                      "accepted": total("alone_accepted"), "ids": len(rows)},
+            "system_ratio": _ratio(total("tokens_written"), ta), "rows": rows,
             "examples": examples}
 
 

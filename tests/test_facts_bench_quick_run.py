@@ -25,5 +25,8 @@ def test_quick_run_writes_every_section(tmp_path: Path) -> None:
     assert groups["templated/remember"]["append_only"]["n"] == 2 * 12
     assert res["growth"]["points"][-1]["append_only_facts"] == 200
     assert res["compaction"]["ids"] == 3
+    alone = res["compaction"]["alone"]  # the compactor handed the corpus as written
+    assert alone["ids"] == 3 and alone["tokens_before"] == res["compaction"]["tokens_written"]
+    assert 0 < alone["tokens_after"] <= alone["tokens_before"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "2. Knowledge updates" in done.stdout

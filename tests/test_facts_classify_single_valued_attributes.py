@@ -84,3 +84,21 @@ def test_an_employer_never_supersedes_a_role_it_shares_only_the_name_with() -> N
     # "Dmitri", which says who, not what: no update, however similar the vectors.
     live = [fact("a", "Dmitri is an accountant")]
     assert decide("Dmitri joined Philips", live, [unit(1, 0)], unit(1, 0))[0] is WriteClass.ADD
+
+
+@pytest.mark.parametrize("text", ["Chloe is a teacher", "Chloe is now a software engineer",
+                                  "Chloe was an electrician", "Chloe is a freelance photographer"])
+def test_being_a_profession_states_the_occupation(text: str) -> None:
+    assert attributes(text) == {"occupation"}
+
+
+@pytest.mark.parametrize("text", ["Chloe is a mother of two", "Chloe is a runner",
+                                  "Chloe is a big fan of the teacher", "Chloe is a student"])
+def test_being_a_kind_of_person_states_no_occupation(text: str) -> None:
+    assert "occupation" not in attributes(text)
+
+
+def test_a_profession_supersedes_the_job_stated_in_other_words() -> None:
+    live = [fact("a", "Chloe's job is electrician")]
+    got = decide("Chloe is a teacher", live, [unit(1, 0.3)], unit(1, 0.5))
+    assert got == (WriteClass.UPDATE, "Chloe's job is electrician")

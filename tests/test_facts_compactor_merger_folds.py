@@ -83,7 +83,8 @@ def test_a_recurring_weekday_restates_each_week() -> None:
 async def test_a_compaction_that_only_drops_restatements_supersedes_them(
         tmp_path: Path) -> None:
     clock = ManualClock()
-    texts = ["Omar's job is teacher", "Omar is a teacher", "Omar meets the team every Tuesday",
+    texts = ["Omar is allergic to peanuts", "The user, Omar, is allergic to peanuts",
+             "Omar meets the team every Tuesday",
              "Omar's team meets on Tuesday each week"]
     async with fact_memory(tmp_path, config_with(deduplication_threshold=0.99), clock) as fm:
         for text in texts:

@@ -138,6 +138,13 @@ def test_notable_past_events_are_events() -> None:
     assert "banker" in fact.text and fact.text.startswith("Jon lost")
 
 
+def test_an_event_told_as_the_object_of_a_sentence_is_the_event() -> None:
+    fact = only("The screenplay I sent in to the film festival has been on my mind all day.",
+                speaker="Jo")
+    assert fact.kind == "event"
+    assert fact.text == "Jo sent in the screenplay to the film festival"
+
+
 def test_a_correction_keeps_the_slot_of_the_fact_it_corrects() -> None:
     before = only("I live in Paris.")
     after = only("Actually I live in Berlin now.")

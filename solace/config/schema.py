@@ -307,12 +307,14 @@ class FactsConfig:
     lexical_weight: float = 0.3  # recall similarity = (1-w)*cosine + w*lexical overlap
     update_similarity: float = 0.55  # same subject, other value: at least this similar
     compact_similarity: float = 0.7  # the deterministic compactor merges facts this similar
+    recency_band: float = 0.05  # recall: scores this close are tied, the newer fact kept
     llm_failures_before_rules: int = 3  # extraction_mode llm: guard failures in a row, then rules
 
     def __post_init__(self) -> None:
         _within(self, "lexical_weight", 0.0, 1.0)
         _within(self, "update_similarity", 0.0, 1.0)
         _within(self, "compact_similarity", 0.0, 1.0)
+        _within(self, "recency_band", 0.0, 1.0)
         _positive(self, "llm_failures_before_rules")
 
 

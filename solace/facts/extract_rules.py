@@ -38,6 +38,7 @@ from solace.facts.extract_patterns import (
     LEADING,
     MODIFIERS,
     NOT_BUT,
+    OBJECT_RELATIVE,
     REL_NORMAL,
     RELATIVE_ACTS,
     REQUESTS,
@@ -216,6 +217,10 @@ def _from_clause(clause: str, exchange: Exchange, order: int) -> list[_Found]:
             + " now"
     for pattern, replacement in REQUESTS:  # "remind me to ..." -> "I have to ..."
         clause = pattern.sub(replacement, clause)
+    told = OBJECT_RELATIVE.match(clause)  # "The X I sent in to Y is ..." -> "I sent in the X to Y"
+    if told:
+        clause = (f"{told['who']} {told['adv'] or ''}{told['verb']}{told['particle'] or ''} "
+                  f"the {told['thing']}{told['rest']}")
     if DROPPED_SUBJECT.match(clause):  # chat drops the subject: "Lost my job", "Been busy"
         first = clause.split(None, 1)[0].casefold()
         prefix = "I've " if first == "been" else "I'm " if first in ("gonna",) or \

@@ -5,6 +5,14 @@ the query; it is multiplied by a half-life decay on the age since the fact was l
 confirmed (none when the store's half-life is 0); facts under ``min_score`` are
 dropped; the best ``top_k`` are kept, ties broken by the newer confirmation, then
 the fact id, so the order is deterministic.
+
+Scores closer than ``recency_band`` are not told apart: at the ``top_k`` boundary
+the slots go to the newer of the facts within the band of the last one kept (the
+best fact is always kept). A
+knowledge update the write-time classification could not order ("James has two
+dogs", months later "James introduced three pets ... Max, Daisy and the new pup
+Ned") usually scores a little below the older, more literal phrasing; without the
+band the newer fact falls just outside the block and recall shows only the old value.
 """
 
 from __future__ import annotations
@@ -32,8 +40,13 @@ def decay(age_seconds: float, half_life_hours: float) -> float:
 
 def score_facts(query: str, query_vector: np.ndarray, facts: Sequence[Fact],
                 vectors: np.ndarray, *, now: float, store: StoreConfig, lexical_weight: float,
-                k: int | None = None) -> list[ScoredFact]:
-    """The recalled facts, best first (at most ``k`` or the store's ``top_k``)."""
+                k: int | None = None, recency_band: float = 0.0) -> list[ScoredFact]:
+    """The recalled facts, best first (at most ``k`` or the store's ``top_k``).
+
+    The best fact, and any scoring more than ``recency_band`` above the last one
+    kept, are kept; the remaining slots go to the facts within ``recency_band`` of
+    that score, newest confirmation first (:func:`_fill_band`).
+    """
     if not facts:
         return []
     q_terms = terms(query)
@@ -47,7 +60,21 @@ def score_facts(query: str, query_vector: np.ndarray, facts: Sequence[Fact],
         if score >= store.min_score:
             scored.append(ScoredFact(fact, sim, d, score))
     scored.sort(key=lambda s: (-s.score, -s.fact.last_confirmed, s.fact.fact_id))
-    return scored[: (k if k is not None else store.top_k)]
+    return _fill_band(scored, k if k is not None else store.top_k, recency_band)
+
+
+def _fill_band(ranked: list[ScoredFact], k: int, band: float) -> list[ScoredFact]:
+    """The ``k`` kept of ``ranked`` (best first): the best one and those clearly above
+    the ``k``-th score, then the newest of those within ``band`` of it; best first."""
+    if len(ranked) <= k or k <= 1 or band <= 0.0:
+        return ranked[:k]
+    edge = ranked[k - 1].score
+    sure = ranked[:1] + [s for s in ranked[1:] if s.score > edge + band]
+    near = [s for s in ranked[1:] if edge - band <= s.score <= edge + band]
+    near.sort(key=lambda s: (-s.fact.last_confirmed, -s.score, s.fact.fact_id))
+    kept = sure + near[: k - len(sure)]
+    kept.sort(key=lambda s: (-s.score, -s.fact.last_confirmed, s.fact.fact_id))
+    return kept
 
 
 def _day(ts: float) -> str:

@@ -252,7 +252,8 @@ class FactMemory:
         (qv,) = await self._embed([query])
         scored = score_facts(query, qv, live, vectors, now=self._clock.now(),
                              store=self.config.stores[name],
-                             lexical_weight=self.config.facts.lexical_weight, k=k)
+                             lexical_weight=self.config.facts.lexical_weight, k=k,
+                             recency_band=self.config.facts.recency_band)
         return render_block(memory_id, name, scored, self._tokenizer.count)
 
     # ------------------------------------------------------------------ writing

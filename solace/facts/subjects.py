@@ -27,11 +27,28 @@ _WHEN = (r"(?:\d|(?:next|last|this|tomorrow|today|tonight|(?:mon|tues|wednes|thu
          r"day|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
          r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b)")
 _PHONE_NUMBER = r"\+?\d[\d\s().-]{4,}\d"
+#: Professions: "Ana is a nurse" states her occupation as "Ana works as a nurse" does. A
+#: closed list, so "is a mother", "is a runner" or "is a big fan" state none; "student"
+#: is left out (one can study and work as something at once).
+_PROFESSIONS = (
+    "accountant|actor|actress|analyst|architect|artist|attorney|baker|banker|barber|barista|"
+    "biologist|butcher|carpenter|cashier|chef|chemist|cleaner|clerk|coach|consultant|cook|"
+    "counsell?or|courier|dancer|dentist|designer|developer|diplomat|doctor|driver|economist|"
+    "editor|electrician|engineer|farmer|firefighter|florist|gardener|hairdresser|illustrator|"
+    "interpreter|janitor|journalist|judge|lawyer|lecturer|librarian|lifeguard|manager|"
+    "mathematician|mechanic|midwife|musician|nurse|optician|painter|paralegal|paramedic|"
+    "pharmacist|photographer|physician|physicist|physiotherapist|pilot|plumber|police officer|"
+    "professor|programmer|psychologist|receptionist|reporter|researcher|sailor|salesperson|"
+    "scientist|secretary|singer|social worker|soldier|surgeon|surveyor|tailor|teacher|"
+    "technician|therapist|translator|tutor|vet|veterinarian|waiter|waitress|writer"
+)
 _ATTRIBUTES = {
     "residence": r"\b(?:lives?|lived|living|resides?|resided|based|moved|moving|relocat\w*)"
                  rf"\s+(?:in|to|at|near)\b(?!\s+{_WHEN})|\bhome\s+(?:is|was)\b|\baddress\b",
     "occupation": r"\b(?:works?|worked|working|employed)\s+as\b"
-                  r"|\b(?:job|profession|occupation|career)\s+(?:is|was|as)\b",
+                  r"|\b(?:job|profession|occupation|career)\s+(?:is|was|as)\b"
+                  r"|\b(?:is|was)\s+(?:now\s+)?an?\b(?=\s+(?:(?!(?:of|fan|for|with|the)\b)"
+                  rf"[\w-]+\s+){{0,2}}?(?:{_PROFESSIONS})\b)",
     "employer": r"\b(?:works?|worked|working)\s+(?:at|for)\b|\bemployer\b"
                 r"|\bemployed\s+(?:by|at)\b|\bhired\s+(?:by|at)\b|\bjob\s+(?:at|with)\b"
                 r"|\bjoined\b(?!\s+(?:a|an|in|us|me|him|her|them|my|our|his|their)\b)",
