@@ -28,7 +28,30 @@ split, 5-9 (conv-44, -47, -48, -49, -50) the test split; the headline is the tes
 split. Every default of this benchmark (depth 100 hits, the token budgets, k = 60,
 the reading and typing rates, the one-half word rule) was fixed a priori or on the
 tuning split, never on the test split. The runtime's own configuration
-(``config/solace.toml``) is measured as it is; it was set before this split existed.
+(``config/solace.toml``) is measured as it is. Most of it was set before this split
+existed. The retrieval weights were chosen on the tuning split on 2026-12-06:
+``lexical`` 0.5 -> 1.0, ``recency`` 0.15 -> 0.05, and the new ``summary`` 0.8 (a hit
+standing for several events keeps 0.8 of its score). The sweep, tuning split,
+ev@500 / ev@1000 / ans@500 / ans@1000:
+
+- before: 61.0 / 70.2 / 65.9 / 73.7;
+- recency 0: 62.2 / 71.7 / 66.1 / 74.9;
+- emotion 0: 60.0 / 69.4 / 65.2 / 73.2;
+- lexical 0.25: 58.5 / 66.3 / 64.8 / 73.2;
+- lexical 1.0: 62.8 / 73.2 / 65.7 / 73.5;
+- recency 0 with lexical 1.0 / 1.5 / 2.0: 64.6 / 73.1 / 66.9 / 74.1,
+  63.3 / 73.9 / 65.1 / 73.9 and 62.9 / 73.1 / 64.7 / 73.5;
+- lexical 1.0, recency 0, summary 0.9 / 0.8 / 0.7 / 0.6: 66.2 / 75.2 / 66.4 / 74.7,
+  68.3 / 76.5 / 66.9 / 74.8, 69.1 / 76.8 / 66.4 / 74.9 and 69.3 / 77.0 / 65.3 / 74.1;
+- summary 0.8 with lexical 0.75 / 1.5: 67.4 / 76.2 / 66.7 / 75.1 and
+  68.6 / 76.4 / 67.2 / 74.7;
+- summary 0.8, lexical 1.0, recency 0.05 / 0.15: 68.8 / 76.8 / 66.7 / 74.8 and
+  66.4 / 76.2 / 65.2 / 74.4.
+
+The chosen point is recency 0.05, not 0: it scores the same as 0 here, and it keeps
+some recency for a live chat, where what was just said matters. A date in front of
+every hit (5-6 tokens) was tried and dropped: 66.2 / 75.1 / 66.9 / 75.1. The test
+split was run once, with the chosen weights.
 
 Metrics, per split and category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop; 5 adversarial reported apart, outside "overall"), at 250/500/1,000/2,000

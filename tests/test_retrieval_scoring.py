@@ -52,3 +52,18 @@ def test_select_never_injects_an_event_twice_but_lets_detail_follow_a_summary() 
     # (1, 2, 3) and (3, 4) only cover events already covered: skipped.
     assert select(np.arange(7), entry_ids.__getitem__, exact.__getitem__, k=10) == [0, 1, 2, 4]
     assert select(np.arange(7), entry_ids.__getitem__, exact.__getitem__, k=2) == [0, 1]
+
+
+def test_a_summary_of_several_events_keeps_the_summary_share_of_its_score() -> None:
+    weights = RetrievalWeights(relevance=1.0, lexical=1.0, recency=0.0, emotion=0.0, tags=0.0,
+                               summary=0.8)
+    ones = np.ones(2)
+    parts = composite_parts(ones, ones, ones, ones, ones, weights, np.array([True, False]))
+    assert parts.sum(axis=1).tolist() == pytest.approx([2.0, 1.6])
+    assert composite_parts(ones, ones, ones, ones, ones, weights).sum(axis=1).tolist() == \
+        pytest.approx([2.0, 2.0])
+
+
+def test_the_summary_share_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="summary"):
+        RetrievalWeights(summary=1.5)

@@ -118,16 +118,22 @@ class FadeWeights:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalWeights:
-    """Weights of the composite retrieval score, the same axes for both tiers."""
+    """Weights of the composite retrieval score, the same axes for both tiers, and
+    ``summary``: the share of its score a candidate standing for several events keeps.
+
+    Chosen on LoCoMo's tuning split (conversations 0-4, ``benchmarks/locomo_recall.py``):
+    see that benchmark's docstring."""
 
     relevance: float = 1.0
-    lexical: float = 0.5
-    recency: float = 0.15
+    lexical: float = 1.0
+    recency: float = 0.05
     emotion: float = 0.1
     tags: float = 0.1
+    summary: float = 0.8
 
     def __post_init__(self) -> None:
         _non_negative(self, "relevance", "lexical", "recency", "emotion", "tags")
+        _within(self, "summary", 0.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)

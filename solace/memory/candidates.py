@@ -383,7 +383,7 @@ class Retriever:
             known=known))
         return Gathered.of(self.agent, working, dense[kept], working_lexical[kept] / ceiling,
                            columns.event_ts[kept], columns.emotion[kept],
-                           columns.record_id[kept], others)
+                           columns.record_id[kept], columns.single[kept], others)
 
     async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)``, a search over ``size`` vectors: on the loop while that is small

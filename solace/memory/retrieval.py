@@ -11,9 +11,12 @@ embedding similarity over many. Both are scored on the same axes —
 * emotion: the record's emotional weight (Mood's, 0..1);
 * tags: the share of the query's tags the record carries —
 
-each multiplied by the asking agent's :class:`~solace.config.RetrievalWeights`. The
-order is by total score, then working before long-term, then newer, then record id,
-so equal scores never reorder between runs.
+each multiplied by the asking agent's :class:`~solace.config.RetrievalWeights`; a
+candidate standing for several events (a summary) then scores ``weights.summary`` of
+that, so at equal relevance one event in full comes before a summary that carries
+only part of each of its events' words. The order is by total score, then working
+before long-term, then newer, then record id, so equal scores never reorder between
+runs.
 
 A rung-3 long-term record is an embedding and tags; it is scored lexically, and
 injected, in its rehydrated form (the text it would have at ``inject_rung``, rebuilt
@@ -114,9 +117,10 @@ class Gathered:
 
     Attributes:
         owner: the agent. working: the working records offered, then ``others``.
-        dense, lexical, event_ts, emotion, record_id, longterm: one value per
-            candidate, the working records' first, then ``others``' in order
-            (``longterm``: its record is in the long-term tier).
+        dense, lexical, event_ts, emotion, record_id, longterm, single: one value
+            per candidate, the working records' first, then ``others``' in order
+            (``longterm``: its record is in the long-term tier; ``single``: it
+            stands for one event).
     """
 
     owner: str
@@ -128,11 +132,12 @@ class Gathered:
     emotion: np.ndarray
     record_id: np.ndarray
     longterm: np.ndarray
+    single: np.ndarray
 
     @classmethod
     def of(cls, owner: str, working: Sequence[MemoryRecord], dense: np.ndarray,
            lexical: np.ndarray, event_ts: np.ndarray, emotion: np.ndarray,
-           record_id: np.ndarray, others: list[Candidate]) -> Gathered:
+           record_id: np.ndarray, single: np.ndarray, others: list[Candidate]) -> Gathered:
         """The working records' columns (row-aligned with ``working``) and ``others``."""
 
         def column(working_part: np.ndarray, values: Any, dtype: Any) -> np.ndarray:
@@ -147,7 +152,8 @@ class Gathered:
             column(emotion, (c.record.emotional_weight for c in others), np.float64),
             column(record_id, (c.record.record_id for c in others), np.int64),
             column(np.zeros(len(working), dtype=bool), (c.tier != "working" for c in others),
-                   bool))
+                   bool),
+            column(single, (len(c.entry_ids) == 1 for c in others), bool))
 
     def __len__(self) -> int:
         return len(self.dense)
@@ -218,8 +224,11 @@ def composite_parts(
     emotion: np.ndarray,
     tags: np.ndarray,
     weights: RetrievalWeights,
+    single: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The weighted parts, shape ``(n, 5)`` in :data:`PART_NAMES` order; rows sum to the score."""
+    """The weighted parts, shape ``(n, 5)`` in :data:`PART_NAMES` order; rows sum to the
+    score. A row whose ``single`` is False (a candidate standing for several events) is
+    then scaled by ``weights.summary``; without ``single`` no row is."""
     w = np.array(
         [weights.relevance, weights.lexical, weights.recency, weights.emotion, weights.tags]
     )
@@ -228,6 +237,8 @@ def composite_parts(
         axis=1,
     ) if len(dense) else np.zeros((0, 5))
     weighted: np.ndarray = raw * w
+    if single is not None and len(weighted):
+        weighted *= np.where(np.asarray(single, dtype=bool), 1.0, weights.summary)[:, None]
     return weighted
 
 
@@ -355,6 +366,7 @@ async def recall(
         tag_match_scores([record(i).tags for i in range(starts[-1])], query_tags)
         if tags else np.zeros(starts[-1]),
         weights,
+        column("single"),
     )
     totals = parts.sum(axis=1)
     order = rank_order(totals, column("longterm"), event_ts, column("record_id"))

@@ -62,11 +62,12 @@ class TierView:
 class WorkingColumns:
     """A view's working records as row-aligned arrays: ``record_id`` (int64),
     ``event_ts`` (the newest event each stands for) and ``emotion`` (its emotional
-    weight), both float64."""
+    weight), both float64, and ``single`` (bool: it stands for one event)."""
 
     record_id: np.ndarray
     event_ts: np.ndarray
     emotion: np.ndarray
+    single: np.ndarray
 
 
 def versions_of(working: Any, longterm: Any) -> TierVersions:
@@ -96,9 +97,10 @@ def _multi(record: MemoryRecord | None) -> Iterable[int]:
 def _working_part(working: Any) -> tuple[tuple[MemoryRecord, ...], np.ndarray, WorkingColumns]:
     # Row-aligned views of live columns: copied.
     _ids, matrix = working.embeddings()
-    ids, event_ts, emotion = working.recall_columns()
+    ids, event_ts, emotion, events = working.recall_columns()
     return tuple(working.records()), matrix.copy(), WorkingColumns(
-        record_id=ids.copy(), event_ts=event_ts.copy(), emotion=emotion.copy())
+        record_id=ids.copy(), event_ts=event_ts.copy(), emotion=emotion.copy(),
+        single=events == 1)
 
 
 def take_view(working: Any, longterm: Any) -> TierView:

@@ -58,6 +58,7 @@ class WorkingTier:
         self._references = np.zeros(cap, dtype=np.float64)
         self._emotional_weight = np.zeros(cap, dtype=np.float64)
         self._event_ts = np.zeros(cap, dtype=np.float64)
+        self._n_events = np.zeros(cap, dtype=np.int64)
         self._n_tags = np.zeros(cap, dtype=np.float64)
         self._embeddings = np.zeros((cap, dim), dtype=np.float32)
 
@@ -134,12 +135,13 @@ class WorkingTier:
         n = len(self._records)
         return self._record_id[:n], self._embeddings[:n]
 
-    def recall_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(record ids int64, newest event times, emotional weights)`` (n,) each,
-        row-aligned views: what recall scores every working record on. Valid until the
-        tier next changes."""
+    def recall_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(record ids int64, newest event times, emotional weights, events each
+        stands for int64)`` (n,) each, row-aligned views: what recall scores every
+        working record on. Valid until the tier next changes."""
         n = len(self._records)
-        return self._record_id[:n], self._event_ts[:n], self._emotional_weight[:n]
+        return (self._record_id[:n], self._event_ts[:n], self._emotional_weight[:n],
+                self._n_events[:n])
 
     def tokens_by_rung(self) -> dict[int, int]:
         """Working tokens at each rung (0, 1, 2)."""
@@ -231,8 +233,8 @@ class WorkingTier:
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return (
             self._record_id, self._rung, self._tokens, self._created, self._last_referenced,
-            self._references, self._emotional_weight, self._event_ts, self._n_tags,
-            self._embeddings,
+            self._references, self._emotional_weight, self._event_ts, self._n_events,
+            self._n_tags, self._embeddings,
         )
 
     def _write_row(self, row: int, record: MemoryRecord) -> None:
@@ -244,6 +246,7 @@ class WorkingTier:
         self._references[row] = record.references
         self._emotional_weight[row] = record.emotional_weight
         self._event_ts[row] = record.event_ts
+        self._n_events[row] = len(record.entry_ids)
         self._n_tags[row] = len(record.tags)
         assert record.embedding is not None  # checked by _check
         self._embeddings[row] = record.embedding
@@ -258,6 +261,7 @@ class WorkingTier:
         self._references = _resized(self._references, cap)
         self._emotional_weight = _resized(self._emotional_weight, cap)
         self._event_ts = _resized(self._event_ts, cap)
+        self._n_events = _resized(self._n_events, cap)
         self._n_tags = _resized(self._n_tags, cap)
         self._embeddings = _resized(self._embeddings, cap)
 
