@@ -33,11 +33,13 @@ import argparse
 import functools
 import json
 import platform
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -73,20 +75,50 @@ def config() -> Config:
                   workspace=WorkspaceConfig(enabled=False))
 
 
-def sessions(data: Path, events: int) -> list[list[Observation]]:
-    """Batches of observations (one per session) adding up to ``events`` turns."""
+#: Names the copies' speakers take (``sessions(..., renamed=True)``): none of LoCoMo's.
+FILLER_NAMES = (
+    "Aiko Bruno Celine Dario Esme Farid Greta Hugo Ines Jonas Kalani Luca Mirela Nadia "
+    "Oskar Priya Quentin Rosa Stellan Tamsin Ulrich Vesna Wendell Xenia Yusuf Zora Anouk "
+    "Bastian Carys Dmitri Elodie Fintan Giselle Hamid Ilse Joaquin Katya Lorcan Marisol "
+    "Niamh Odile Pavel Rasmus Saoirse Tobias Ursula Viggo Wilhelmina Yannick Zelda"
+).split()
+
+
+def _renamer(speakers: Sequence[str], names: Sequence[str]) -> Callable[[str], str]:
+    """A function writing ``speakers[i]`` (as a whole word, possessives too) as
+    ``names[i]``."""
+    table = dict(zip(speakers, names, strict=True))
+    pattern = re.compile(r"\b(" + "|".join(re.escape(s) for s in speakers) + r")\b")
+    return lambda text: pattern.sub(lambda m: table[m[1]], text)
+
+
+def sessions(data: Path, events: int, *, renamed: bool = False) -> list[list[Observation]]:
+    """Batches of observations (one per session) adding up to ``events`` turns.
+
+    The ten conversations, then copies of them with dates shifted by a year per take
+    and a ``(take N)`` suffix. With ``renamed``, each copy's two speakers get other
+    names (:data:`FILLER_NAMES`, in the speaker field and in the text), so the copies
+    are other people's lives rather than restatements of the originals' (nicknames
+    and third parties keep their names; the 25 name pairs repeat from the 26th copy
+    on)."""
     conversations = load_locomo(data)
     out: list[list[Observation]] = []
-    total, take = 0, 0
+    total, take, pair = 0, 0, 0
     while total < events:
         shift = timedelta(days=366 * take)
         suffix = f" (take {take})" if take else ""
         for conv in conversations:
+            speakers = sorted({t.speaker for t in conv.turns})
+            rename: Callable[[str], str] = str
+            if renamed and take:
+                names = [FILLER_NAMES[(2 * pair + i) % len(FILLER_NAMES)]
+                         for i in range(len(speakers))]
+                rename, pair = _renamer(speakers, names), pair + 1
             batch: list[Observation] = []
             for turn in conv.turns:
                 if total >= events:
                     break
-                batch.append(Observation(turn.text + suffix, turn.speaker,
+                batch.append(Observation(rename(turn.text) + suffix, rename(turn.speaker),
                                          at=turn.at + shift))
                 total += 1
             if batch:

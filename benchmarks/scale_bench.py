@@ -1,8 +1,9 @@
 """Scale: real turns replayed into one runtime up to ``--events``, measured as it grows.
 
 The turns are LoCoMo's (all ten conversations in date order, repeated with dates
-shifted by a year and a ``(take N)`` suffix until there are enough; see
-``rebuild_bench.sessions``), replayed one session at a time through ``observe_many``
+shifted by a year and a ``(take N)`` suffix until there are enough, each copy's two
+speakers renamed unless ``--filler restated``; see ``rebuild_bench.sessions``),
+replayed one session at a time through ``observe_many``
 on a :class:`~solace.ReplayClock`, the fade settled after each session. All five
 agents run, on the default config except ``models.llm_backend = "none"`` (the default
 compression is deterministic, so ingest never calls the LLM; loading it would only
@@ -29,6 +30,7 @@ Usage::
 
     python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
         [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
+        [--filler renamed|restated] [--home DIR]
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
 rate against events.
@@ -183,6 +185,9 @@ def main() -> int:
     parser.add_argument("--no-rebuild", action="store_true")
     parser.add_argument("--no-snapshots-only", action="store_true",
                         help="skip the restart without kept vectors and forms (minutes)")
+    parser.add_argument("--filler", choices=("renamed", "restated"), default="renamed",
+                        help="copies' speakers get other names (renamed, the default: other "
+                        "people's lives) or keep theirs (restated)")
     parser.add_argument("--home", type=Path, default=None,
                         help="build the home here and keep it (default: a temporary one)")
     parser.add_argument("--restart-limit", type=float, default=600.0,
@@ -199,8 +204,8 @@ def main() -> int:
                  if q.question.strip()][: args.queries]
     with tempfile.TemporaryDirectory(prefix="solace-scale-") as tmp:
         home = args.home if args.home is not None else Path(tmp) / "home"
-        rows, base = trio.run(grow, home, sessions(args.data, args.events), questions,
-                              args.every)
+        batches = sessions(args.data, args.events, renamed=args.filler == "renamed")
+        rows, base = trio.run(grow, home, batches, questions, args.every)
         restarts = {"snapshots, vectors, forms": trio.run(restart, home, questions[0],
                                                           args.restart_limit)}
         # What a restart cost before the conversation layer kept its projection: it
@@ -221,6 +226,7 @@ def main() -> int:
             restarts["full rebuild"] = trio.run(restart, home, questions[0],
                                                 args.restart_limit)
     result = {"benchmark": "scale_bench", "turns": args.events, "every": args.every,
+              "filler": args.filler,
               "config": "defaults, llm_backend none, fsync batch",
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
               "rss_after_models_mb": round(base, 1), "rows": rows,

@@ -3,7 +3,9 @@
 Issue 12 asks that answer recall on LoCoMo questions, asked inside the big home, be no
 lower than in a home holding only that conversation. ``benchmarks/scale_bench.py
 --home H`` builds such a home (the ten conversations replayed again and again with
-dates shifted by a year and a ``(take N)`` suffix) and keeps it. This script opens it,
+dates shifted by a year and a ``(take N)`` suffix, each copy's two speakers renamed
+unless ``--filler restated``: with the names kept, every copy restates the same
+people's facts at other dates, and they crowd out the original) and keeps it. This script opens it,
 asks Main every question of categories 1-4 (``recall``, depth 100, defaults) and
 scores answer recall at 500 and 1,000 tokens exactly as ``benchmarks/locomo_recall.py``
 does (``locomo_scoring``: hits fitted to the budget in rank order; the share of the

@@ -103,7 +103,7 @@ _IRREGULAR_PAST = r"went|made|drew|wrote|began|found|gave|sent|saw|left|flew|dro
     r"sang|taught|caught|swam|became|chose|spent|held|hosted|threw|led|won"
 #: "The screenplay I sent in to the festival has been on my mind": an event told as an
 #: object relative clause before the sentence's own verb, rewritten as the event
-#: ("I sent in the screenplay to the festival"); see :func:`object_relative`.
+#: ("I sent in the screenplay to the festival") before the rules read the clause.
 OBJECT_RELATIVE = re.compile(
     r"(?i)^(?:the|this|that)\s+(?P<thing>(?:(?!(?:is|was|are|were|has|had)\b)[\w'-]+\s+){0,3}?"
     r"(?!(?:is|was|are|were|has|had)\b)[\w'-]+)\s+(?:(?:that|which)\s+)?(?P<who>i|we)\s+"

@@ -8,11 +8,11 @@ the fact id, so the order is deterministic.
 
 Scores closer than ``recency_band`` are not told apart: at the ``top_k`` boundary
 the slots go to the newer of the facts within the band of the last one kept (the
-best fact is always kept). A
-knowledge update the write-time classification could not order ("James has two
-dogs", months later "James introduced three pets ... Max, Daisy and the new pup
-Ned") usually scores a little below the older, more literal phrasing; without the
-band the newer fact falls just outside the block and recall shows only the old value.
+best fact is always kept). A knowledge update the write-time classification could
+not order ("James has two dogs", months later "James introduced three pets ... Max,
+Daisy and the new pup Ned") usually scores a little below the older, more literal
+phrasing; without the band the newer fact falls just outside the block and recall
+shows only the old value.
 """
 
 from __future__ import annotations
