@@ -76,8 +76,7 @@ def config() -> Config:
 
 
 #: Names the copies' speakers take (``sessions(..., renamed=True)``): none occurs in
-#: LoCoMo's conversations (checked on locomo10.json; the 30k run of 2026-12-06 still had
-#: "Zelda", which its text uses for the video game, in one copy).
+#: LoCoMo's conversations (checked on locomo10.json).
 FILLER_NAMES = (
     "Aiko Bruno Celine Dario Esme Farid Greta Hugo Ines Jonas Kalani Luca Mirela Nadia "
     "Oskar Priya Quentin Rosa Stellan Tamsin Ulrich Vesna Wendell Xenia Yusuf Zora Anouk "
