@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from solace.actors.routing import ACTORS, speaker_of
 from solace.app.memory import MemoryCalls
@@ -29,6 +29,13 @@ from solace.conversation.model import EXIT_TRIGGERS, Scope, Trigger
 from solace.conversation.sessions import current_session
 from solace.memory.record import Hit
 from solace.runtime import Runtime
+
+if TYPE_CHECKING:
+    from solace.clock import Clock
+    from solace.conversation.service import Conversations
+    from solace.facts.service import FactMemory
+    from solace.offload import Offloader
+    from solace.workspace.service import Workspace
 
 __all__ = [
     "AppError",
@@ -166,11 +173,11 @@ class Layers:
     offloader) for the workspace's. :class:`Solace` over it makes only the calls whose
     layer is given."""
 
-    conversations: Any = None
-    facts: Any = None
-    clock: Any = None
-    workspace: Any = None
-    offloader: Any = None
+    conversations: Conversations | None = None
+    facts: FactMemory | None = None
+    clock: Clock | None = None
+    workspace: Workspace | None = None
+    offloader: Offloader | None = None
 
 
 class Solace(MemoryCalls):

@@ -18,7 +18,6 @@ from typing import Any
 
 from solace.app.api import AppError, Solace
 from solace.conversation.formatting import format_notes
-from solace.conversation.model import Notes
 
 __all__ = ["NotesView", "TopicCalls", "TopicDetail", "format_topic_detail", "topic_detail"]
 
@@ -106,7 +105,7 @@ def format_topic_detail(t: TopicDetail) -> str:
         f"summary ({t.summary_mode or 'none yet'}): {t.summary or '-'}",
         f"messages: {t.messages}",
         "notes:",
-        format_notes(Notes(t.notes.topic_id, t.notes.active, t.notes.archived)),
+        format_notes(t.notes),
         "thread:",
         *t.thread,
     ])

@@ -18,7 +18,6 @@ from solace.app import AppError, Layers, NotFoundError, Solace
 from solace.app.topics import TopicCalls
 from solace.conversation.errors import ConversationError
 from solace.conversation.formatting import format_notes
-from solace.conversation.model import Notes
 from solace.conversation.service import Conversations
 from solace.surfaces.cli.views import format_fact_views, format_topic_views
 from solace.surfaces.repl_format import inspect_help
@@ -153,18 +152,17 @@ async def _facts(app: Solace, rest: str) -> str:
 
 
 async def _notes(app: Solace, rest: str) -> str:
-    topics = TopicCalls(app)
-    active = next((t.topic_id for t in app.topics() if t.active), None)
-    if rest == "add" or rest.startswith("add "):
+    adding = rest == "add" or rest.startswith("add ")
+    if rest and not adding:
+        topic_id = rest
+    else:  # the session's active topic (only then are the topics listed)
+        topic_id = next((t.topic_id for t in app.topics() if t.active), "")
+    if adding:
         text = rest[3:].strip()
-        if not text or active is None:
+        if not text or not topic_id:
             return f"usage: {REPL_COMMANDS['/notes']}"
-        await app.add_note(active, text)
-        topic_id = active
-    else:
-        topic_id = rest or active or ""
+        await app.add_note(topic_id, text)
     try:
-        notes = topics.notes(topic_id)
+        return format_notes(TopicCalls(app).notes(topic_id))
     except NotFoundError:
         return f"unknown topic {topic_id!r}"
-    return format_notes(Notes(notes.topic_id, notes.active, notes.archived))

@@ -33,7 +33,6 @@ from solace.conversation import (
     open_conversations,
 )
 from solace.conversation.formatting import format_notes
-from solace.conversation.model import Notes
 from solace.home import Home
 from solace.models import Guard, HashingEmbedder, NoLLM, WordPieceTokenizer
 from solace.offload import Offloader
@@ -205,7 +204,7 @@ async def _facts_unset(app: Solace, args: argparse.Namespace) -> str:
 
 
 def _notes(view: NotesView) -> str:
-    return format_notes(Notes(view.topic_id, view.active, view.archived))
+    return format_notes(view)
 
 
 async def _notes_show(app: Solace, args: argparse.Namespace) -> str:
