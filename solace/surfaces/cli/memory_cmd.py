@@ -167,18 +167,18 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
     async with await open_home_substrate(home) as sub:
         tokenizer = build_tokenizer(cfg.models)
         uses_llm = any(s.extraction_mode == "llm" for s in cfg.stores.values())
-        embedder, offloader = build_embedder(cfg.models), Offloader(1)
+        embedder, offloader, clock = build_embedder(cfg.models), Offloader(1), WallClock()
         memory = await open_fact_memory(
             facts_dir=home.facts_dir, substrate=sub, config=cfg,
             embedder=embedder, tokenizer=tokenizer,
-            offloader=offloader, clock=WallClock(),
+            offloader=offloader, clock=clock,
             llm=build_llm(cfg.models) if uses_llm else NoLLM(), guard=Guard(tokenizer=tokenizer),
             snapshot=home.fact_snapshot)  # read, never written here
         from solace.runtime_workspace import following_workspace
 
         async with following_workspace(home, sub, memory, action=args.action, embedder=embedder,
                                        tokenizer=tokenizer, offloader=offloader):
-            return await action(Solace(Layers(facts=memory, clock=WallClock())), args)
+            return await action(Solace(Layers(facts=memory, clock=clock)), args)
 
 
 # -- printing (one path for local answers and a server's JSON) ------------------------
