@@ -211,7 +211,8 @@ def build_retrievers(
             memories[name], tokenizer=models.tokenizer, offloader=models.offloader,
             events=reader,
             rehydrate=functools.partial(rehydrate_for, rehydrate_text, models.tokenizer,
-                                        config.memory),
+                                        config.memory,
+                                        perspective=config.agents[name].perspective),
             inject_rung=config.runtime.inject_rung,
             candidates=config.runtime.recall_candidates,
             vectors=event_vectors, embed=models.embedder.embed, unit_form=resolved_turn,
@@ -223,6 +224,7 @@ def build_retrievers(
 
 def _forms_fingerprint(config: Config, models: Models) -> str:
     return fingerprint(config.memory, config.runtime.inject_rung,
+                       {name: agent.perspective for name, agent in config.agents.items()},
                        getattr(models.tokenizer, "name", type(models.tokenizer).__name__),
                        sources=(type(models.tokenizer).__module__,))
 

@@ -14,10 +14,12 @@ __all__ = ["rehydrate_for", "resolved_turn"]
 
 
 def rehydrate_for(
-    rehydrate_text: Any, tokenizer: Any, config: Any, events: Sequence[Any], rung: int
+    rehydrate_text: Any, tokenizer: Any, config: Any, events: Sequence[Any], rung: int, *,
+    perspective: str = "whole",
 ) -> str:
     """The ladder's ``rehydrate_text`` over ``events`` with their speakers as routing
-    names them (a message the conversation layer logged for the user is the user's)."""
+    names them (a message the conversation layer logged for the user is the user's),
+    for an agent with ``perspective``."""
     from substrate import Event
 
     named = [
@@ -25,7 +27,8 @@ def rehydrate_for(
         else Event(e.entry_id, e.ts, speaker_of(e), e.kind, e.content, e.attrs)
         for e in events
     ]
-    return str(rehydrate_text(named, rung, tokenizer=tokenizer, config=config))
+    return str(rehydrate_text(named, rung, tokenizer=tokenizer, config=config,
+                              perspective=perspective))
 
 
 def resolved_turn(event: Any) -> str:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from solace.actors.affect import score_affect
+from datetime import UTC, datetime
+
 from solace.actors.routing import (
     Annotation,
     annotation_attrs,
     annotation_of,
+    calendar_tags,
     perceive,
     route,
     speaker_of,
 )
+from solace.models.affect import score_affect
 from substrate import Event
+
+MAY_8 = datetime(2023, 5, 8, 14, 0, tzinfo=UTC).timestamp()
 
 
 def ev(agent: str, kind: str, content: str, **attrs: str) -> Event:
@@ -31,10 +36,37 @@ def test_speech_only_from_mouth_reaches_supervisor_main_and_mouth() -> None:
 
 
 def test_two_actors_at_one_event_make_two_perceptions_of_it() -> None:
-    event = ev("Caroline", "message", "I went to a pottery class yesterday.")
+    event = ev("Caroline", "message", "I went to a pottery class with my kids.")
     perceptions = perceive(event)
     assert [p.agent for p in perceptions] == ["Supervisor", "Main"]
     assert {p.speaker for p in perceptions} == {"Caroline"}
+
+
+def test_a_dated_message_reaches_time_tagged_with_its_calendar_and_no_feeling() -> None:
+    event = Event(1, MAY_8, "Caroline", "message",
+                  "I was so happy at the pottery class yesterday!", {})
+    by_agent = {p.agent: p for p in perceive(event)}
+    assert list(by_agent) == ["Supervisor", "Main", "Mood", "Time"]
+    assert by_agent["Time"].tags == ("2023", "2023-05", "2023-05-07")
+    assert by_agent["Time"].emotional_weight == 0.0
+    affect = score_affect(event.content)
+    for name in ("Supervisor", "Main", "Mood"):  # Mood's reading, as before
+        assert (by_agent[name].emotional_weight, by_agent[name].tags) == (affect.weight,
+                                                                          affect.tags)
+
+
+def test_an_annotation_reaches_time_too() -> None:
+    event = Event(1, MAY_8, "user", "message", "We met on 3 June 2022.", {})
+    time = next(p for p in perceive(event, Annotation(0.7, ("wedding",))) if p.agent == "Time")
+    assert time.emotional_weight == 0.7
+    assert time.tags == ("2022", "2022-06", "2022-06-03", "wedding")
+
+
+def test_calendar_tags_resolve_relative_dates_and_skip_what_anchors_nothing() -> None:
+    assert calendar_tags("I moved here last month, in 2019 really", MAY_8) == (
+        "2019", "2023", "2023-04")
+    assert calendar_tags("See you on Friday, or recently, or in the summer", MAY_8) == ()
+    assert route(ev("user", "message", "See you on Friday")) == ("Supervisor", "Main", "Time")
 
 
 def test_draft_is_private_to_its_author() -> None:

@@ -52,6 +52,15 @@ def test_value_outside_a_closed_set_names_key_and_value(tmp_path: Path) -> None:
         load_config(write(tmp_path, "[substrate]\nfsync = 'sometimes'\n"))
 
 
+def test_each_agent_keeps_its_own_perspective_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    cfg = Config()
+    assert {a: cfg.agent(a).perspective for a in AGENT_NAMES} == {
+        "Supervisor": "whole", "Main": "whole", "Mood": "affect", "Time": "time",
+        "Mouth": "whole"}
+    with pytest.raises(ConfigError, match=r"agents\.Mood\.perspective: 'valence' is not one of"):
+        load_config(write(tmp_path, "[agents.Mood]\nperspective = 'valence'\n"))
+
+
 def test_negative_budget_is_refused_with_key_and_value(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"agents\.Time: budget_tokens must be > 0, got -5"):
         load_config(write(tmp_path, "[agents.Time]\nbudget_tokens = -5\n"))

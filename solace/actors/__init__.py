@@ -8,8 +8,6 @@ submodules may change.
 
 from __future__ import annotations
 
-from solace.actors.affect import Affect as Affect
-from solace.actors.affect import score_affect as score_affect
 from solace.actors.base import Actor as Actor
 from solace.actors.base import Message as Message
 from solace.actors.main_actor import MainActor as MainActor
@@ -29,6 +27,8 @@ from solace.actors.routing import route as route
 from solace.actors.session import MainSession as MainSession
 from solace.actors.supervisor import Supervisor as Supervisor
 from solace.actors.timekeeper import TimeActor as TimeActor
+from solace.models.affect import Affect as Affect
+from solace.models.affect import score_affect as score_affect
 
 __all__ = [
     "ACTORS",

@@ -1,6 +1,6 @@
 """Mood: the advisor that reads the feeling of every event.
 
-Mood's reading (:func:`~solace.actors.affect.score_affect`) is what gives the
+Mood's reading (:func:`~solace.models.affect.score_affect`) is what gives the
 records other actors create their emotional weight and tags — applied by
 :func:`~solace.actors.routing.perceive` as each event is delivered, so a rebuild
 after a restart gives the same weights. Mood also keeps its own records of the
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import trio
 
-from solace.actors.affect import Affect, score_affect
 from solace.actors.base import Actor, Message
+from solace.models.affect import Affect, score_affect
 
 __all__ = ["EventNotice", "MoodActor"]
 

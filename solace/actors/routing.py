@@ -28,7 +28,8 @@ Routing table (``route``):
 ==================================  ==============================================
 event                               perceived by
 ==================================  ==============================================
-``message`` / ``fact``              Supervisor, Main (+ Mood when it is emotional);
+``message`` / ``fact``              Supervisor, Main (+ Mood when it is emotional,
+                                    + Time when it names a date or a time);
                                     a conversation-layer ``fact``: nobody
 ``speech`` (written by Mouth only)  Supervisor, Main, Mouth
 ``draft``                           its author only, as a private record
@@ -37,6 +38,16 @@ event                               perceived by
 anything else (``curation``,        nobody: bookkeeping, not experience
 ``fade``, ``mood``, topics, ...)
 ==================================  ==============================================
+
+Perspectives (seed 002: "two agents present at the same event produce two records
+— different summaries, different perspectives, different tags, different fade
+weights"). Every record of an event starts from the same raw text; what differs is
+what the agent weighs. Supervisor, Main, Mouth and Mood take Mood's reading: the
+event's emotional weight, and its emotion tags. Time takes the event's calendar
+(:func:`calendar_tags`: "yesterday", said on 8 May 2023, tags it ``2023-05-07``,
+``2023-05`` and ``2023``) and no emotional weight: what it keeps is when things
+happened, and a feeling does not slow its fade. How each agent's records compress is
+its configured ``perspective`` (:mod:`solace.memory.ladder.extractive`).
 
 Caller overrides (``observe(..., emotional_weight=0.9, tags=("x",))``) cannot be
 derived from the event, so ``observe`` writes them as a separate ``mood`` event
@@ -50,14 +61,16 @@ few: only overrides are written).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from solace.actors.affect import score_affect
 
 # The fields of ``substrate.Event`` that routing reads; one protocol for the package.
 from solace.conversation.events import LAYER as CONVERSATION_LAYER
 from solace.conversation.events import LoggedEvent as EventLike
+from solace.memory.ladder.dates import resolve_relative_dates
+from solace.models.affect import score_affect
+from solace.models.entities import salient
 
 __all__ = [
     "ACTOR_KINDS",
@@ -71,6 +84,7 @@ __all__ = [
     "Perception",
     "annotation_attrs",
     "annotation_of",
+    "calendar_tags",
     "perceive",
     "perceptions_for",
     "route",
@@ -90,6 +104,8 @@ PERCEIVED_KINDS: frozenset[str] = frozenset({
 MOOD_RECORD_WEIGHT = 0.5  # Mood keeps its own record of strongly emotional events only
 
 _NARRATIVE = ("Supervisor", "Main")
+# A calendar date salient() finds: a year, a month of a year, or a day of one.
+_CALENDAR_RE = re.compile(r"(\d{4})(-\d{2})?(-\d{2})?")
 
 
 
@@ -120,6 +136,29 @@ def speaker_of(event: EventLike) -> str:
     return event.agent
 
 
+def calendar_tags(content: str, ts: float) -> tuple[str, ...]:
+    """The calendar dates ``content``, said at ``ts``, names, relative ones resolved,
+    each with the month and year it falls in (``2023-05-07``, ``2023-05``, ``2023``),
+    sorted. A weekday, a season or "recently" anchors nothing and gives no tag."""
+    tags: set[str] = set()
+    for date in salient(resolve_relative_dates(content, ts)).dates:
+        match = _CALENDAR_RE.fullmatch(date)
+        if match is not None:
+            year, month, day = match.groups()
+            tags.add(year)
+            if month:
+                tags.add(year + month)
+                if day:
+                    tags.add(year + month + day)
+    return tuple(sorted(tags))
+
+
+def _timed(content: str) -> bool:
+    """Does ``content`` name a date or a time (a day, a month, a year, "yesterday",
+    "last week", a weekday)? What the Time agent keeps a record of."""
+    return bool(salient(content).dates)
+
+
 def route(event: EventLike) -> tuple[str, ...]:
     """The agents that perceive ``event``, in ``ACTORS`` order, without duplicates."""
     kind, author = event.kind, event.agent
@@ -135,6 +174,8 @@ def route(event: EventLike) -> tuple[str, ...]:
         agents = set(_NARRATIVE)
         if score_affect(event.content).weight >= MOOD_RECORD_WEIGHT:
             agents.add("Mood")
+        if _timed(event.content):
+            agents.add("Time")
     elif kind == "speech":
         agents = {"Supervisor", "Main", "Mouth"} if author == "Mouth" else set()
     elif kind == DRAFT_KIND:
@@ -152,22 +193,29 @@ def perceive(event: EventLike, annotation: Annotation | None = None) -> tuple[Pe
     """One :class:`Perception` per agent in :func:`route` (event), in the same order.
 
     The speaker is the event's author. The emotional weight and tags are Mood's
-    reading of the content (:func:`~solace.actors.affect.score_affect`) unless
-    ``annotation`` overrides them (its tags are added to Mood's). Drafts are private.
+    reading of the content (:func:`~solace.models.affect.score_affect`); for Time, no
+    weight and the content's :func:`calendar_tags` (module docstring). An
+    ``annotation`` overrides the weight and adds its tags, for every agent. Drafts are
+    private.
     """
     agents = route(event)
     if not agents:
         return ()
-    affect = score_affect(event.content)
-    weight = affect.weight
-    tags = affect.tags
-    if annotation is not None:
-        if annotation.emotional_weight is not None:
-            weight = annotation.emotional_weight
-        tags = tuple(sorted(set(tags) | set(annotation.tags)))
     private = event.kind == DRAFT_KIND
     speaker = speaker_of(event)
-    return tuple(Perception(a, speaker, weight, tags, private) for a in agents)
+    affect = score_affect(event.content)
+    out = []
+    for agent in agents:
+        if agent == "Time" and event.kind in ("message", "fact"):
+            weight, tags = 0.0, calendar_tags(event.content, event.ts)
+        else:
+            weight, tags = affect.weight, affect.tags
+        if annotation is not None:
+            if annotation.emotional_weight is not None:
+                weight = annotation.emotional_weight
+            tags = tuple(sorted(set(tags) | set(annotation.tags)))
+        out.append(Perception(agent, speaker, weight, tags, private))
+    return tuple(out)
 
 
 def annotation_attrs(

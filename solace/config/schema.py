@@ -149,6 +149,9 @@ class AgentConfig:
     recency_half_life_hours: float = 72.0
     longterm_summary_hours: float = 168.0  # a long-term record keeps its summary this long
     memory_store: str = ""  # fact memory: this agent's store ('' = the request's, else default)
+    # what its compressed records keep (seed 002): "whole" (what the events are about),
+    # "affect" (what was felt) or "time" (when things happened); see ladder.extractive
+    perspective: Literal["whole", "affect", "time"] = "whole"
 
     def __post_init__(self) -> None:
         _positive(
@@ -163,9 +166,11 @@ def _agents() -> Mapping[str, AgentConfig]:
             "Supervisor": AgentConfig(budget_tokens=12000),
             "Main": AgentConfig(budget_tokens=4000),
             "Mood": AgentConfig(
-                budget_tokens=2000, fade=FadeWeights(emo=3.0), age_scale_hours=48.0
+                budget_tokens=2000, fade=FadeWeights(emo=3.0), age_scale_hours=48.0,
+                perspective="affect",
             ),
-            "Time": AgentConfig(budget_tokens=256, age_scale_hours=1.0, tick_seconds=30.0),
+            "Time": AgentConfig(budget_tokens=256, age_scale_hours=1.0, tick_seconds=30.0,
+                                perspective="time"),
             "Mouth": AgentConfig(budget_tokens=1024, age_scale_hours=6.0),
         }
     )

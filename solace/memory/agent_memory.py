@@ -482,7 +482,7 @@ class AgentMemory(Fading):
                         record, [await self.substrate.get(e) for e in record.entry_ids])
                     text = await self.offloader.run(functools.partial(
                         rehydrate_text, events, rung, tokenizer=self.tokenizer,
-                        config=self.memory_config))
+                        config=self.memory_config, perspective=self.config.perspective))
                 revived.append(dataclasses.replace(
                     record, rung=rung, text=text, tokens=self.tokenizer.count(text),
                     created=now))

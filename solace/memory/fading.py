@@ -178,7 +178,8 @@ class Fading:
         if not records:
             return []
         try:
-            return await self.offloader.run(functools.partial(self.ladder.demote, records, now=now))
+            return await self.offloader.run(functools.partial(
+                self.ladder.demote, records, now=now, perspective=self.config.perspective))
         except ModelError as exc:  # records stay as they are; nothing was written
             failed.update(r.record_id for r in records)
             self.counters.ladder_failures += 1

@@ -8,6 +8,13 @@ written back in their original order. Each kept sentence is made readable on its
 own: relative dates resolved against the moment it was said, "I"/"you" replaced by
 the people they mean, and a ``Speaker:`` label kept only when the sentence does not
 already name its speaker.
+
+Each agent keeps its own perspective on the same events (seed 002): rung 1 of a
+``"whole"`` agent (Supervisor, Main, Mouth) keeps what the episode is about; of an
+``"affect"`` agent (Mood) what was felt, a sentence's score scaled by its emotional
+weight (:func:`~solace.models.affect.score_affect`); of a ``"time"`` agent (Time) when
+things happened, a sentence without a date worth a twentieth of one with. Rungs 2 and 3
+are made from rung 1, so the perspective carries down the ladder.
 """
 
 from __future__ import annotations
@@ -16,21 +23,45 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from solace.memory.ladder.dates import resolve_relative_dates
 from solace.memory.ladder.pronouns import resolve_pronouns
 from solace.memory.ladder.sentences import Turn, split_sentences
 from solace.memory.lexical import content_words, stem
+from solace.models.affect import score_affect
 from solace.models.entities import salient
 from solace.models.tokenizer import Tokenizer
 
 __all__ = [
+    "PERSPECTIVES",
     "KeyPoint",
+    "Perspective",
     "centrality",
     "extract_key_points",
     "key_point_candidates",
+    "perspective_share",
     "resolve_sentence",
 ]
+
+
+#: What an agent's compressed records keep of the events it perceived (module docstring).
+Perspective = Literal["whole", "affect", "time"]
+PERSPECTIVES: tuple[Perspective, ...] = ("whole", "affect", "time")
+# A sentence outside an agent's perspective keeps this share of its score (an affect
+# agent's sentence scales from it up to 1 with its emotional weight): kept only when
+# the budget has room after the sentences the agent is about.
+_OUTSIDE = 0.05
+
+
+def perspective_share(perspective: Perspective, raw: str, dated: bool) -> float:
+    """How much a sentence (``raw``, as said; ``dated``: it names a date or time once
+    resolved) counts to an agent with ``perspective``: 1 for ``"whole"``."""
+    if perspective == "affect":
+        return _OUTSIDE + (1.0 - _OUTSIDE) * score_affect(raw).weight
+    if perspective == "time":
+        return 1.0 if dated else _OUTSIDE
+    return 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +129,10 @@ _PLEASANTRIES = frozenset(
 )
 
 
-def key_point_candidates(turns: Sequence[Turn], tokenizer: Tokenizer) -> list[KeyPoint]:
-    """Every sentence of ``turns``, resolved and scored (not yet selected).
+def key_point_candidates(turns: Sequence[Turn], tokenizer: Tokenizer,
+                         perspective: Perspective = "whole") -> list[KeyPoint]:
+    """Every sentence of ``turns``, resolved and scored (not yet selected) as an agent
+    with ``perspective`` values it.
 
     Scores depend only on the episode's own text, so the same turns always give
     the same candidates.
@@ -136,6 +169,7 @@ def key_point_candidates(turns: Sequence[Turn], tokenizer: Tokenizer) -> list[Ke
             form *= 0.4
         if words and sum(w in _PLEASANTRIES for w in words) / len(words) > 0.3:
             form *= 0.5
+        form *= perspective_share(perspective, raw, bool(items.dates))
         score = (0.3 + central[i]) * (1.0 + 0.4 * salience) * form * min(len(words), 12) / 12
         candidates.append(KeyPoint(line, i, tokens, score))
     return candidates
@@ -146,8 +180,10 @@ def key_point_candidates(turns: Sequence[Turn], tokenizer: Tokenizer) -> list[Ke
 _MIN_SHARE_OF_BEST = 0.15
 
 
-def extract_key_points(turns: Sequence[Turn], budget_tokens: int, tokenizer: Tokenizer) -> str:
-    """The rung-1 form of ``turns``: their best sentences within ``budget_tokens``.
+def extract_key_points(turns: Sequence[Turn], budget_tokens: int, tokenizer: Tokenizer,
+                       perspective: Perspective = "whole") -> str:
+    """The rung-1 form of ``turns``: their best sentences within ``budget_tokens``, as
+    an agent with ``perspective`` values them.
 
     Args:
         turns: the utterances of one record or one episode, in time order.
@@ -160,7 +196,7 @@ def extract_key_points(turns: Sequence[Turn], budget_tokens: int, tokenizer: Tok
         Kept sentences, one per line, in their original order; ``""`` only if the
         turns hold no text. Deterministic.
     """
-    candidates = key_point_candidates(turns, tokenizer)
+    candidates = key_point_candidates(turns, tokenizer, perspective)
     if not candidates:
         return ""
     ranked = sorted(candidates, key=lambda c: (-c.score / math.sqrt(max(c.tokens, 1)), c.order))

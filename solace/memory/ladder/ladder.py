@@ -25,7 +25,7 @@ import numpy as np
 from solace.config import MemoryConfig
 from solace.memory.ladder.abstractive import condense
 from solace.memory.ladder.episodes import group_episodes
-from solace.memory.ladder.extractive import extract_key_points
+from solace.memory.ladder.extractive import Perspective, extract_key_points
 from solace.memory.ladder.llm_compress import BatchCompressor, CompressionJob
 from solace.memory.ladder.sentences import Turn, format_raw, split_turns
 from solace.memory.ladder.survival import salient_survival
@@ -203,8 +203,12 @@ class Ladder:
                 max_calls_per_event=config.llm_max_calls_per_event,
             )
 
-    def demote(self, records: Sequence[MemoryRecord], *, now: float) -> list[Demotion]:
+    def demote(self, records: Sequence[MemoryRecord], *, now: float,
+               perspective: Perspective = "whole") -> list[Demotion]:
         """Move every record exactly one rung down (0->1, 1->2, 2->3); never skip a rung.
+
+        Rung 1 keeps what an agent with ``perspective`` values of the events (see
+        :mod:`~solace.memory.ladder.extractive`); the rungs below are made from it.
 
         Records at rung 0 or 1 that belong to one episode (see
         :mod:`~solace.memory.ladder.episodes`) merge into one record. Each output
@@ -257,7 +261,7 @@ class Ladder:
         groups += [[r] for r in sorted(records, key=lambda r: r.first_event_ts) if r.rung == 2]
         groups.sort(key=lambda g: (g[0].first_event_ts, g[0].record_id))
 
-        texts = [self._form(group, records) for group in groups]
+        texts = [self._form(group, records, perspective) for group in groups]
         survival = [(0, 0)] * len(groups)
         llm_counts = None
         to_rung2 = [i for i, g in enumerate(groups) if g[0].rung == 1]
@@ -317,7 +321,8 @@ class Ladder:
     def _joined(group: Sequence[MemoryRecord]) -> str:
         return "\n".join(r.text for r in group if r.text.strip())
 
-    def _form(self, group: list[MemoryRecord], batch: Sequence[MemoryRecord]) -> str:
+    def _form(self, group: list[MemoryRecord], batch: Sequence[MemoryRecord],
+              perspective: Perspective) -> str:
         """The deterministic form of ``group`` one rung down."""
         rung = group[0].rung
         speakers = _ordered_union([r.speakers for r in group])
@@ -332,7 +337,7 @@ class Ladder:
                 ])  # fmt: skip
                 participants = near if len(near) == 2 else participants
             text = extract_key_points(_turns(group, participants), self._budget(group, 1),
-                                      self.tokenizer)  # fmt: skip
+                                      self.tokenizer, perspective)  # fmt: skip
         elif rung == 1:
             text = condense(self._joined(group), self._budget(group, 2), self.tokenizer, speakers)
         else:
@@ -409,8 +414,10 @@ def rehydrate_text(
     *,
     tokenizer: Tokenizer,
     config: MemoryConfig | None = None,
+    perspective: Perspective = "whole",
 ) -> str:
-    """The text a record standing for ``events`` would have at ``rung`` (0, 1 or 2).
+    """The text a record standing for ``events`` would have at ``rung`` (0, 1 or 2),
+    for an agent with ``perspective``.
 
     Rung 0 is one ``"Speaker: content"`` line per event (speaker from
     ``event.attrs["speaker"]``, else ``event.agent``); rungs 1 and 2 are the
@@ -438,7 +445,8 @@ def rehydrate_text(
         for speaker, content, ts in pairs
     ]
     source = tokenizer.count(raw)
-    text = extract_key_points(turns, max(1, round(config.rung1_ratio * source)), tokenizer)
+    text = extract_key_points(turns, max(1, round(config.rung1_ratio * source)), tokenizer,
+                              perspective)
     if rung == 1:
         return text
     return condense(text, max(1, round(config.rung2_ratio * source)), tokenizer, participants)
