@@ -206,6 +206,7 @@ def build_retrievers(
     ``holdings`` what each agent holds."""
     from solace.memory.ladder import rehydrate_text
 
+    unit_forms: dict[int, tuple[str, int]] = {}  # one text per unit, whoever holds it
     return {
         name: Retriever(
             memories[name], tokenizer=models.tokenizer, offloader=models.offloader,
@@ -216,7 +217,7 @@ def build_retrievers(
             inject_rung=config.runtime.inject_rung,
             candidates=config.runtime.recall_candidates,
             vectors=event_vectors, embed=models.embedder.embed, unit_form=resolved_turn,
-            holdings=holdings,
+            holdings=holdings, unit_forms=unit_forms,
         )
         for name in ACTORS
     }

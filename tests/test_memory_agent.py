@@ -272,10 +272,10 @@ class GatedLadder:
         self.entered = threading.Event()
         self.gate = threading.Event()
 
-    def demote(self, records: Any, *, now: float) -> Any:
+    def demote(self, records: Any, *, now: float, perspective: str = "whole") -> Any:
         self.entered.set()
         self.gate.wait(30)
-        return self.inner.demote(records, now=now)
+        return self.inner.demote(records, now=now, perspective=perspective)
 
 
 async def test_the_fade_never_blocks_the_agent(tmp_path: Path) -> None:

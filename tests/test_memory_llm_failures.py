@@ -105,10 +105,10 @@ class FailingLadder:
         self.broken = True
         self.stats = inner.stats
 
-    def demote(self, records: Sequence[Any], *, now: float) -> Any:
+    def demote(self, records: Sequence[Any], *, now: float, perspective: str = "whole") -> Any:
         if self.broken:
             raise LLMUnavailableError("compression backend unavailable")
-        return self.inner.demote(records, now=now)
+        return self.inner.demote(records, now=now, perspective=perspective)
 
 
 async def test_a_failing_ladder_leaves_records_at_their_rung_and_loses_nothing(

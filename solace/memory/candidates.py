@@ -90,6 +90,10 @@ class Retriever:
             shared by every agent, filled at ingest and here on first use).
         embed: the embedder's blocking ``embed(texts)``.
         unit_form: ``event -> text`` of a unit; default: the event's rung-1 form.
+        unit_forms: entry id -> (unit text, tokens) derived so far, shared by the
+            retrievers of one runtime when their ``unit_form`` is the same (it does not
+            depend on the agent): each unit's text is then kept once, not once per
+            agent holding it (~240 bytes per event for Supervisor and Main).
         holdings: the runtime's one :class:`~solace.memory.holdings.Holdings`, told
             every record change this retriever follows (read-through asks a peer only
             for the events the asker lacks).
@@ -109,6 +113,7 @@ class Retriever:
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         unit_form: Callable[[Any], str] | None = None,
         holdings: Holdings | None = None,
+        unit_forms: dict[int, tuple[str, int]] | None = None,
     ) -> None:
         if inject_rung not in (1, 2):
             raise ValueError(f"inject_rung must be 1 or 2, got {inject_rung!r}")
@@ -136,8 +141,8 @@ class Retriever:
         self._units = LexicalIndex()
         # record_id -> (entry_ids, rehydrated text, tokens), for rung-3 records
         self._forms: dict[int, tuple[tuple[int, ...], str, int]] = {}
-        # entry_id -> (rung-1 text, tokens); an event never changes, so neither does this
-        self._unit_forms: dict[int, tuple[str, int]] = {}
+        # entry_id -> (unit text, tokens); an event never changes, so neither does this
+        self._unit_forms = unit_forms if unit_forms is not None else {}
 
     @property
     def agent(self) -> str:
@@ -150,8 +155,9 @@ class Retriever:
         """A copy of the texts derived so far (rung-3 records' forms, units' forms) and
         of both BM25 indexes, to keep across a restart
         (:mod:`~solace.memory.retrieval_forms`)."""
-        return Forms(dict(self._forms), dict(self._unit_forms), self._records.state(),
-                     self._units.state())
+        units = self._unit_forms  # shared: only the units this agent's index holds
+        return Forms(dict(self._forms), {e: units[e] for e in self._units.ids() if e in units},
+                     self._records.state(), self._units.state())
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as

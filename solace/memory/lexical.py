@@ -4,12 +4,12 @@ Dense similarity finds paraphrases but is weak on the exact strings people ask
 about — names, numbers, dates ("What did Caroline do on 7 May?"). BM25 over the
 words of a record's text finds those, so retrieval adds a lexical term to the
 composite score. The index is a plain synchronous structure, cheap enough to update
-on every change of a record's text and to query on the event loop: postings are
-dicts (an update touches only its document's terms), and a query scores each term's
-posting as numpy arrays, built once per posting and kept until that term's posting
-changes. An index loaded from a kept :class:`LexicalState` keeps each posting as its
-arrays until a document holding the term changes, so loading and saving cost array
-operations, not a loop over every posting.
+on every change of a record's text and to query on the event loop: each term's
+posting is a pair of numpy arrays (documents' slots and term frequencies, six bytes a
+document) grown by doubling; an update touches only its document's terms (a removal
+moves the posting's last entry into the gap), and a query scores each posting as it
+is. Saving and loading a :class:`LexicalState` cost array operations, not a loop
+over every document of every posting.
 
 Terms are casefolded word tokens (letters and digits), stop words removed, with a
 light suffix-stripping stemmer so that "painted", "painting" and "paints" meet.
@@ -47,6 +47,8 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 
 _WORD_RE = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
+#: The largest term frequency a posting records (uint16); more counts as this many.
+_TF_LIMIT = int(np.iinfo(np.uint16).max)
 
 
 def stem(word: str) -> str:
@@ -143,6 +145,39 @@ class LexicalState:
             raise ValueError("lexical state holds an id twice")
 
 
+class _Posting:
+    """One term's documents: their slots and term frequencies, in arrays that grow by
+    doubling (six bytes a document, where a dict entry cost about seventy)."""
+
+    __slots__ = ("n", "slots", "tfs")
+
+    def __init__(self, slots: np.ndarray | None = None, tfs: np.ndarray | None = None) -> None:
+        if slots is None or tfs is None:
+            self.slots = np.zeros(2, dtype=np.int32)
+            self.tfs = np.zeros(2, dtype=np.uint16)
+            self.n = 0
+        else:
+            self.slots = slots.astype(np.int32)
+            self.tfs = np.minimum(tfs, _TF_LIMIT).astype(np.uint16)
+            self.n = len(slots)
+
+    def add(self, slot: int, tf: int) -> None:
+        if self.n == len(self.slots):
+            self.slots = np.resize(self.slots, 2 * self.n)
+            self.tfs = np.resize(self.tfs, 2 * self.n)
+        self.slots[self.n] = slot
+        self.tfs[self.n] = min(tf, _TF_LIMIT)
+        self.n += 1
+
+    def remove(self, slot: int) -> None:
+        """Drop ``slot`` (its place takes the last entry: order is not kept)."""
+        at = np.flatnonzero(self.slots[: self.n] == slot)
+        if len(at):
+            i, last = int(at[0]), self.n - 1
+            self.slots[i], self.tfs[i] = self.slots[last], self.tfs[last]
+            self.n = last
+
+
 class LexicalIndex:
     """Okapi BM25 over documents keyed by int ids; add, replace and remove in O(terms).
 
@@ -158,8 +193,7 @@ class LexicalIndex:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[int, int]] = {}  # term -> {doc id: tf}
-        self._lengths: dict[int, int] = {}
+        self._postings: dict[str, _Posting] = {}
         self._texts: dict[int, str] = {}
         self._total_length = 0
         # Each document has a slot: a row of ``_slot_ids`` / ``_slot_lengths``.
@@ -167,18 +201,12 @@ class LexicalIndex:
         self._free: list[int] = []
         self._slot_ids = np.zeros(64, dtype=np.int64)
         self._slot_lengths = np.zeros(64, dtype=np.float64)
-        # term -> (slots, tfs) of its posting, dropped when the posting changes.
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        # term -> (slots, tfs as int64) of a posting loaded by from_state and not
-        # changed since: it becomes a dict in _postings only when a document holding
-        # the term is added or removed (a term is in one of the two, never both).
-        self._packed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __len__(self) -> int:
-        return len(self._lengths)
+        return len(self._slot)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._lengths
+        return doc_id in self._slot
 
     def text(self, doc_id: int) -> str:
         """The text indexed under ``doc_id`` (KeyError if absent)."""
@@ -186,88 +214,70 @@ class LexicalIndex:
 
     def ids(self) -> list[int]:
         """Every indexed id."""
-        return list(self._lengths)
+        return list(self._slot)
 
     def add(self, doc_id: int, text: str) -> None:
         """Index ``text`` under ``doc_id``, replacing what was there (no-op if unchanged)."""
         if self._texts.get(doc_id) == text:
             return
-        if doc_id in self._lengths:
+        if doc_id in self._slot:
             self.remove(doc_id)
         counts = Counter(terms(text))
-        for term, tf in counts.items():
-            self._posting(term)[doc_id] = tf
-            self._arrays.pop(term, None)
-        length = sum(counts.values())
-        self._lengths[doc_id] = length
-        self._texts[doc_id] = text
-        self._total_length += length
         slot = self._free.pop() if self._free else len(self._slot)
         if slot == len(self._slot_ids):
             self._slot_ids = np.resize(self._slot_ids, 2 * slot)
             self._slot_lengths = np.resize(self._slot_lengths, 2 * slot)
+        for term, tf in counts.items():
+            posting = self._postings.get(term)
+            if posting is None:
+                posting = self._postings[term] = _Posting()
+            posting.add(slot, tf)
+        length = sum(counts.values())
+        self._texts[doc_id] = text
+        self._total_length += length
         self._slot[doc_id] = slot
         self._slot_ids[slot] = doc_id
         self._slot_lengths[slot] = length
 
     def remove(self, doc_id: int) -> None:
         """Forget ``doc_id``; a no-op if it is not indexed."""
-        if doc_id not in self._lengths:
+        slot = self._slot.pop(doc_id, None)
+        if slot is None:
             return
         for term in set(terms(self._texts.pop(doc_id))):
-            posting = self._posting(term) if self._df(term) else None
+            posting = self._postings.get(term)
             if posting is not None:
-                posting.pop(doc_id, None)
-                self._arrays.pop(term, None)
-                if not posting:
+                posting.remove(slot)
+                if not posting.n:
                     del self._postings[term]
-        self._total_length -= self._lengths.pop(doc_id)
-        self._free.append(self._slot.pop(doc_id))
-
-    def _posting(self, term: str) -> dict[int, int]:
-        """``term``'s posting as a dict to change (unpacked if loaded packed)."""
-        posting = self._postings.get(term)
-        if posting is None:
-            packed = self._packed.pop(term, None)
-            posting = {} if packed is None else dict(zip(
-                self._slot_ids[packed[0]].tolist(), packed[1].tolist(), strict=True))
-            self._postings[term] = posting
-        return posting
+        self._total_length -= int(self._slot_lengths[slot])
+        self._free.append(slot)
 
     def _df(self, term: str) -> int:
         """How many documents hold ``term``."""
         posting = self._postings.get(term)
-        if posting is not None:
-            return len(posting)
-        packed = self._packed.get(term)
-        return 0 if packed is None else len(packed[0])
+        return 0 if posting is None else posting.n
 
     def state(self) -> LexicalState:
         """The index's contents as arrays (a copy: later changes do not show in it).
 
-        Documents are listed in slot order, so a posting still packed from
-        :meth:`from_state` is renumbered with one array lookup, not a loop."""
+        Documents are listed in slot order, so each posting is renumbered with one
+        array lookup, not a loop."""
         live = np.zeros(len(self._slot_ids), dtype=bool)
         live[np.fromiter(self._slot.values(), dtype=np.int64, count=len(self._slot))] = True
         position = np.cumsum(live) - 1  # slot -> position in ids
         ids = self._slot_ids[live]
-        names = list(self._postings) + list(self._packed)
-        docs_parts, tfs_parts = [], []
-        slot = self._slot
-        for posting in self._postings.values():
-            docs_parts.append(position[np.fromiter((slot[d] for d in posting), dtype=np.int64,
-                                                   count=len(posting))])
-            tfs_parts.append(np.fromiter(posting.values(), dtype=np.int64, count=len(posting)))
-        for slots, tfs in self._packed.values():
-            docs_parts.append(position[slots])
-            tfs_parts.append(tfs)
+        names = list(self._postings)
+        postings = list(self._postings.values())
         indptr = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in docs_parts], out=indptr[1:])
+        np.cumsum([p.n for p in postings], out=indptr[1:])
         empty = np.zeros(0, dtype=np.int64)
+        docs = np.concatenate([position[p.slots[: p.n]] for p in postings]) if postings \
+            else empty
+        tfs = np.concatenate([p.tfs[: p.n] for p in postings]).astype(np.int64) if postings \
+            else empty
         return LexicalState(self.k1, self.b, ids.astype(np.int64),
-                            [self._texts[d] for d in ids.tolist()], names,
-                            indptr, np.concatenate(docs_parts) if docs_parts else empty,
-                            np.concatenate(tfs_parts).astype(np.int64) if tfs_parts else empty)
+                            [self._texts[d] for d in ids.tolist()], names, indptr, docs, tfs)
 
     @classmethod
     def from_state(cls, state: LexicalState) -> LexicalIndex:
@@ -280,13 +290,12 @@ class LexicalIndex:
         index = cls(k1=state.k1, b=state.b)
         ids = state.ids.tolist()
         lengths = np.bincount(state.docs, weights=state.tfs, minlength=len(ids))
-        lengths_list = [int(x) for x in lengths.tolist()]
-        index._lengths = dict(zip(ids, lengths_list, strict=True))
         index._texts = dict(zip(ids, state.texts, strict=True))
-        index._total_length = sum(lengths_list)
+        index._total_length = int(lengths.sum())
         bounds = state.indptr.tolist()  # docs are positions in ids = the slots below
-        index._packed = {
-            term: (state.docs[bounds[t]:bounds[t + 1]], state.tfs[bounds[t]:bounds[t + 1]])
+        index._postings = {
+            term: _Posting(state.docs[bounds[t]:bounds[t + 1]],
+                           state.tfs[bounds[t]:bounds[t + 1]])
             for t, term in enumerate(state.terms)}
         size = max(64, len(ids))
         index._slot = {d: i for i, d in enumerate(ids)}
@@ -298,32 +307,22 @@ class LexicalIndex:
 
     def sync(self, docs: Mapping[int, str]) -> None:
         """Make the index hold exactly ``docs`` (adds, replaces and removes as needed)."""
-        for doc_id in [d for d in self._lengths if d not in docs]:
+        for doc_id in [d for d in self._slot if d not in docs]:
             self.remove(doc_id)
         for doc_id, text in docs.items():
             self.add(doc_id, text)
 
     def _idf(self, term: str) -> float:
-        n = len(self._lengths)
+        n = len(self._slot)
         df = self._df(term)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        arrays = self._arrays.get(term)
-        if arrays is None and term in self._packed:
-            slots, tfs = self._packed[term]
-            arrays = (slots, tfs.astype(np.float64))
-            self._arrays[term] = arrays
-        if arrays is None:
-            posting = self._postings.get(term)
-            if not posting:
-                return None
-            slot = self._slot
-            arrays = (np.fromiter((slot[d] for d in posting), dtype=np.int64,
-                                  count=len(posting)),
-                      np.fromiter(posting.values(), dtype=np.float64, count=len(posting)))
-            self._arrays[term] = arrays
-        return arrays
+        """``term``'s (slots, term frequencies), or None if no document has it."""
+        posting = self._postings.get(term)
+        if posting is None:
+            return None
+        return posting.slots[: posting.n], posting.tfs[: posting.n]
 
     def match(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of every document matching at least one query term, as arrays.
@@ -347,9 +346,9 @@ class LexicalIndex:
 
     def _totals(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 per slot, and the slots of the documents matching a query term."""
-        if not self._lengths:
+        if not self._slot:
             return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
-        avg = self._total_length / len(self._lengths) or 1.0
+        avg = self._total_length / len(self._slot) or 1.0
         total = np.zeros(len(self._slot_ids), dtype=np.float64)
         hit = np.zeros(len(self._slot_ids), dtype=bool)
         k1, b = self.k1, self.b
