@@ -30,7 +30,7 @@ Usage::
 
     python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
         [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
-        [--filler renamed|restated] [--home DIR]
+        [--filler renamed|restated] [--home DIR] [--embedder hashing]
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
 rate against events.
@@ -39,6 +39,7 @@ rate against events.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -69,9 +70,13 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def config() -> Config:
-    return Config(models=ModelsConfig(llm_backend="none"),
-                  substrate=SubstrateConfig(fsync="batch"))
+def config(embedder: str | None = None) -> Config:
+    """The default config with no LLM and batched fsync; ``embedder`` replaces the
+    default embedder (``hashing``: the structural costs without the model's)."""
+    models = ModelsConfig(llm_backend="none")
+    if embedder is not None:
+        models = dataclasses.replace(models, embedder=embedder)  # type: ignore[arg-type]
+    return Config(models=models, substrate=SubstrateConfig(fsync="batch"))
 
 
 def rss_mb() -> float:
@@ -107,10 +112,10 @@ async def floor(rt: Any, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - start)
 
 
-async def grow(home: Path, batches: list[list[Any]], questions: list[str], every: int
-               ) -> tuple[list[dict[str, Any]], float]:
+async def grow(home: Path, batches: list[list[Any]], questions: list[str], every: int,
+               cfg: Config) -> tuple[list[dict[str, Any]], float]:
     rows: list[dict[str, Any]] = []
-    async with open_runtime(home, config(), clock=ReplayClock(), warm_up=False) as rt:
+    async with open_runtime(home, cfg, clock=ReplayClock(), warm_up=False) as rt:
         await rt.recall("Main", questions[0], 10)  # loads the embedder
         base = rss_mb()
         done, window, window_s, window_texts = 0, 0, 0.0, []
@@ -142,12 +147,13 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
     return rows, base
 
 
-async def restart(home: Path, question: str, limit: float) -> dict[str, float] | None:
+async def restart(home: Path, question: str, limit: float, cfg: Config
+                  ) -> dict[str, float] | None:
     """Seconds from opening the home to the runtime being ready (``open_s``) and to the
     first recall's answer (``first_recall_s``); None past ``limit``."""
     start = time.perf_counter()
     with trio.move_on_after(limit):
-        async with open_runtime(home, config(), clock=ReplayClock(), warm_up=True) as rt:
+        async with open_runtime(home, cfg, clock=ReplayClock(), warm_up=True) as rt:
             opened = time.perf_counter() - start
             await rt.recall("Main", question, 10)
             return {"open_s": round(opened, 2),
@@ -188,6 +194,10 @@ def main() -> int:
     parser.add_argument("--filler", choices=("renamed", "restated"), default="renamed",
                         help="copies' speakers get other names (renamed, the default: other "
                         "people's lives) or keep theirs (restated)")
+    parser.add_argument("--embedder", choices=("minilm", "minilm-onnx", "minilm-int8",
+                                               "hashing"), default=None,
+                        help="replace the default embedder (hashing: structure only; its "
+                        "recall and floor mean nothing)")
     parser.add_argument("--home", type=Path, default=None,
                         help="build the home here and keep it (default: a temporary one)")
     parser.add_argument("--restart-limit", type=float, default=600.0,
@@ -205,14 +215,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="solace-scale-") as tmp:
         home = args.home if args.home is not None else Path(tmp) / "home"
         batches = sessions(args.data, args.events, renamed=args.filler == "renamed")
-        rows, base = trio.run(grow, home, batches, questions, args.every)
+        cfg = config(args.embedder)
+        rows, base = trio.run(grow, home, batches, questions, args.every, cfg)
         restarts = {"snapshots, vectors, forms": trio.run(restart, home, questions[0],
-                                                          args.restart_limit)}
+                                                          args.restart_limit, cfg)}
         # What a restart cost before the conversation layer kept its projection: it
         # folds the whole log again (the restart writes the snapshot back).
         (home / "memory" / "conversation" / "projection.sealed").unlink(missing_ok=True)
         restarts["no conversation snapshot"] = trio.run(restart, home, questions[0],
-                                                        args.restart_limit)
+                                                        args.restart_limit, cfg)
         if not args.no_snapshots_only:
             # What a restart cost before event vectors and retrieval forms were kept (the
             # first recall embeds every unit and rehydrates every rung-3 record again).
@@ -220,14 +231,15 @@ def main() -> int:
             for kept in (home / "memory").glob(f"*/{FORMS_FILE}"):
                 kept.unlink()
             restarts["snapshots only"] = trio.run(restart, home, questions[0],
-                                                  args.restart_limit)
+                                                  args.restart_limit, cfg)
         if not args.no_rebuild:
             shutil.rmtree(home / "memory")
             restarts["full rebuild"] = trio.run(restart, home, questions[0],
-                                                args.restart_limit)
+                                                args.restart_limit, cfg)
     result = {"benchmark": "scale_bench", "turns": args.events, "every": args.every,
               "filler": args.filler,
-              "config": "defaults, llm_backend none, fsync batch",
+              "config": "defaults, llm_backend none, fsync batch"
+              + (f", embedder {args.embedder}" if args.embedder else ""),
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
               "rss_after_models_mb": round(base, 1), "rows": rows,
               "restart_limit_s": args.restart_limit, "restarts": restarts}

@@ -11,6 +11,7 @@ def test_all_names_are_exported() -> None:
         assert getattr(solace.models, name) is not None
     public = {n for n in vars(solace.models) if not n.startswith("_")}
     assert set(solace.models.__all__) == public - {"annotations"} - {
+        "affect",
         "embedder",
         "embedding_cache",
         "entities",

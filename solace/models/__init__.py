@@ -6,6 +6,8 @@ re-exported below; submodules may change.
 
 from __future__ import annotations
 
+from solace.models.affect import Affect as Affect
+from solace.models.affect import score_affect as score_affect
 from solace.models.embedder import Embedder as Embedder
 from solace.models.embedder import HashingEmbedder as HashingEmbedder
 from solace.models.embedder import MiniLMEmbedder as MiniLMEmbedder
@@ -37,6 +39,7 @@ from solace.models.tokenizer import WordPieceTokenizer as WordPieceTokenizer
 
 __all__ = [
     "LLM",
+    "Affect",
     "ChatMessage",
     "Embedder",
     "EmbedderLoadError",
@@ -63,5 +66,6 @@ __all__ = [
     "build_llm",
     "build_tokenizer",
     "salient",
+    "score_affect",
     "validate",
 ]
