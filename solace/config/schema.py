@@ -23,6 +23,7 @@ __all__ = [
     "FadeWeights",
     "MemoryConfig",
     "ModelsConfig",
+    "Perspective",
     "RetrievalWeights",
     "RuntimeConfig",
     "StoreConfig",
@@ -35,6 +36,9 @@ _STORE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 
 FsyncPolicy = Literal["always", "batch", "never"]
 LLMBackend = Literal["llama-cpp", "openai-compatible", "none"]
+#: What an agent's compressed records keep of the events it perceived (seed 002): what
+#: they were about, what was felt, or when things happened (``solace.memory.ladder.extractive``).
+Perspective = Literal["whole", "affect", "time"]
 
 
 def _positive(owner: object, *names: str) -> None:
@@ -149,9 +153,7 @@ class AgentConfig:
     recency_half_life_hours: float = 72.0
     longterm_summary_hours: float = 168.0  # a long-term record keeps its summary this long
     memory_store: str = ""  # fact memory: this agent's store ('' = the request's, else default)
-    # what its compressed records keep (seed 002): "whole" (what the events are about),
-    # "affect" (what was felt) or "time" (when things happened); see ladder.extractive
-    perspective: Literal["whole", "affect", "time"] = "whole"
+    perspective: Perspective = "whole"  # what its compressed records keep
 
     def __post_init__(self) -> None:
         _positive(

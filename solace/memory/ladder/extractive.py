@@ -23,8 +23,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from solace.config import Perspective
 from solace.memory.ladder.dates import resolve_relative_dates
 from solace.memory.ladder.pronouns import resolve_pronouns
 from solace.memory.ladder.sentences import Turn, split_sentences
@@ -34,9 +34,7 @@ from solace.models.entities import salient
 from solace.models.tokenizer import Tokenizer
 
 __all__ = [
-    "PERSPECTIVES",
     "KeyPoint",
-    "Perspective",
     "centrality",
     "extract_key_points",
     "key_point_candidates",
@@ -45,9 +43,6 @@ __all__ = [
 ]
 
 
-#: What an agent's compressed records keep of the events it perceived (module docstring).
-Perspective = Literal["whole", "affect", "time"]
-PERSPECTIVES: tuple[Perspective, ...] = ("whole", "affect", "time")
 # A sentence outside an agent's perspective keeps this share of its score (an affect
 # agent's sentence scales from it up to 1 with its emotional weight): kept only when
 # the budget has room after the sentences the agent is about.

@@ -22,10 +22,10 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from solace.config import MemoryConfig
+from solace.config import MemoryConfig, Perspective
 from solace.memory.ladder.abstractive import condense
 from solace.memory.ladder.episodes import group_episodes
-from solace.memory.ladder.extractive import Perspective, extract_key_points
+from solace.memory.ladder.extractive import extract_key_points
 from solace.memory.ladder.llm_compress import BatchCompressor, CompressionJob
 from solace.memory.ladder.sentences import Turn, format_raw, split_turns
 from solace.memory.ladder.survival import salient_survival
