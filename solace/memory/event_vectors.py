@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
+from solace.memory.row_ann import ANN_ROWS, RowAnn
 from solace.memory.row_blocks import RowBlock, best_rows, top_rows
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
@@ -223,6 +225,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         #: ((query bytes, k), rows held, top_rows' result)
         self._last_top: tuple[tuple[bytes, int], int, tuple[np.ndarray, np.ndarray]] | None = None
         self._frozen = False
+        #: the approximate index :meth:`top_rows` searches once it is built (from
+        #: :data:`~solace.memory.row_ann.ANN_ROWS` rows on); None before it is started
+        self._ann: RowAnn | None = None
+        self._ann_lock = threading.Lock()
 
     def __len__(self) -> int:
         return self._size
@@ -357,6 +363,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         rows = self.rows_of(entry_ids)
         if (rows < 0).any():
             raise KeyError(int(np.asarray(entry_ids)[np.argmax(rows < 0)]))
+        return self._gather(rows)
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` (held rows) as kept, float16, in their order."""
         out = np.empty((len(rows), self._dim or 0), dtype=STORE_DTYPE)
         blocks = rows // BLOCK_ROWS
         for b in np.unique(blocks).tolist():
@@ -374,8 +384,16 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         copy._blocks, copy._wide = list(self._blocks), self._wide
         copy._row_of = self._row_of.copy()
         copy._entry_of = self._entry_of[: self._size].copy()
+        copy._ann = self._ann  # searched up to its own size; never built by a copy
         copy._frozen = True
         return copy
+
+    @property
+    def approximate(self) -> bool:
+        """Whether :meth:`top_rows` searches the approximate index (module
+        :mod:`~solace.memory.row_ann`): its scores are exact, but a row it leaves out
+        may score above its last."""
+        return self._ann is not None and self._ann.ready
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         """``row @ vector`` for every row (row order), float32, remembered for the last
@@ -420,7 +438,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
     def top_rows(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows with the highest ``row @ vector``: ``(rows, scores)``, best first,
         ties by row; every other row scores at most the last (see
-        :func:`~solace.memory.row_blocks.top_rows`). Remembered for the last vector and
+        :func:`~solace.memory.row_blocks.top_rows`) unless the store is
+        :attr:`approximate`: then the rows are the best of the index's shortlist, scored
+        exactly (reaching :data:`~solace.memory.row_ann.ANN_ROWS` rows starts the index's
+        build in a background thread). Remembered for the last vector and
         ``k`` (every agent of one recall asks the same); rows added since are searched
         alone and merged in (rows never change once set), so an observe landing between
         a recall's prefetch and its gathers costs a search of its rows only. Safe in a
@@ -437,9 +458,38 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             found = best_rows(np.concatenate([old_rows, new_rows]),
                               np.concatenate([old_scores, new_scores]), k)
         else:
-            found = top_rows(list(self._blocks), size, vector, k)
+            found = self._search(vector, k, size)
         self._last_top = (key, size, found)
         return found
+
+    def _search(self, vector: np.ndarray, k: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top ``k`` of the first ``size`` rows: the index's shortlist scored exactly
+        once it is ready, else every row."""
+        blocks = list(self._blocks)
+        if size >= ANN_ROWS and self._ann is None and not self._frozen:
+            self._start_ann(blocks, size)
+        ann = self._ann
+        if ann is None or not ann.ready:
+            return top_rows(blocks, size, vector, k)
+        rows = ann.search(blocks, size, vector)
+        scores = self._gather(rows).astype(np.float32) @ vector
+        return best_rows(rows, scores, k)
+
+    def _start_ann(self, blocks: list[RowBlock], size: int) -> None:
+        with self._ann_lock:
+            if self._ann is not None:
+                return
+            assert self._dim is not None
+            self._ann = ann = RowAnn(self._dim)
+
+        def build() -> None:
+            try:
+                ann.build(blocks, size)
+            except (RuntimeError, MemoryError, ValueError) as exc:  # FAISS raises RuntimeError
+                log.warning("the approximate index of %d event vectors could not be built "
+                            "(%s); every row is still searched", size, exc)
+
+        threading.Thread(target=build, name="solace-row-ann", daemon=True).start()
 
 
 def _grown_map(ids: np.ndarray, size: int) -> np.ndarray:

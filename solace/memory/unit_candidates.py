@@ -13,7 +13,10 @@ finds the store's :data:`DENSE_POOL` best rows for the query
 agent takes its units from that pool when the pool *proves* its top: its
 ``candidates``-th unit in the pool scores strictly above the pool's last row, and every
 row left out scores at most that. When it does not, the agent's units are all scored:
-just their rows when they are few, else every row. Either way the top is exact.
+just their rows when they are few, else every row. Either way the top is exact, until
+the store is large enough to keep an approximate index
+(:mod:`~solace.memory.row_ann`): then the pool is the index's best, scored exactly, and
+an agent with ``candidates`` units in it takes them without the proof.
 """
 
 from __future__ import annotations
@@ -111,7 +114,8 @@ class UnitCandidates:
         top, scores = self.vectors.top_rows(vector, self.pool)
         mine = members[top]
         ids, sims = top[mine], scores[mine]
-        if pool == size or (len(ids) >= k and sims[k - 1] > scores[-1]):
+        if pool == size or (len(ids) >= k and (sims[k - 1] > scores[-1]
+                                               or self.vectors.approximate)):
             return self.vectors.entries_at(ids), sims
         self.scans += 1
         if len(order) * FEW_UNITS < size:  # few units: score just their rows

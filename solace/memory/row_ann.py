@@ -1,0 +1,116 @@
+"""An approximate index over the event vector store's rows, for stores too big to scan.
+
+An exact top-256 over every float16 row costs time in proportion to the rows: ~10 ms at
+100k 384-d rows on one core, ~100 ms at a million (``benchmarks/row_ann.py``), against
+issue 12's 40 ms for a whole recall at a million events. From :data:`ANN_ROWS` rows on,
+:class:`RowAnn` keeps an IVF-PQ index (FAISS ``IndexIVFPQ``, inner product:
+:data:`ANN_LISTS` lists, :data:`ANN_CODE_BYTES`-byte codes, 56 bytes a row with its id)
+beside the blocks: a query probes :data:`ANN_PROBE` lists for a shortlist of
+:data:`ANN_SHORTLIST` rows, and the store scores that shortlist exactly from its float16
+rows, so every score it returns is the row's true score; only a row the shortlist
+missed can be missing from the top.
+
+The index is built off the event loop, in one background thread, once the store
+reaches :data:`ANN_ROWS`: trained on :data:`ANN_TRAIN` rows spread evenly over the
+store, then given every row, in row order (a row's id in the index is its row). Until
+it is ready the store keeps scanning every row; a restart therefore answers its first
+recalls exactly, and no slower than before. Rows added later are given to the index
+by the next search (:meth:`RowAnn.search` catches up first). Searches and additions
+hold one lock: FAISS does not allow them at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+import faiss
+import numpy as np
+
+from solace.memory.row_blocks import RowBlock
+
+__all__ = ["ANN_CODE_BYTES", "ANN_LISTS", "ANN_PROBE", "ANN_ROWS", "ANN_SHORTLIST",
+           "ANN_TRAIN", "RowAnn"]
+
+log = logging.getLogger(__name__)
+
+#: From this many rows on, the store searches the index instead of every row.
+ANN_ROWS = 262_144
+#: Inverted lists (k-means cells) of the index, and how many a query probes.
+ANN_LISTS = 1024
+ANN_PROBE = 32
+#: Bytes of a row's product-quantised code (8-bit sub-quantizers; divides 384).
+ANN_CODE_BYTES = 48
+#: Rows a query takes from the index, then scored exactly from the float16 rows.
+ANN_SHORTLIST = 1024
+#: Rows the index is trained on.
+ANN_TRAIN = 65_536
+#: Rows given to the index at a time (widened to float32 first).
+_CHUNK = 65_536
+
+
+def _rows(blocks: Sequence[RowBlock], start: int, stop: int) -> np.ndarray:
+    """Rows ``start`` to ``stop`` - 1 as float32 (they are whole blocks' slices)."""
+    size = blocks[0].rows.shape[0]
+    parts = []
+    row = start
+    while row < stop:
+        block, offset = divmod(row, size)
+        take = min(size - offset, stop - row)
+        parts.append(blocks[block].rows[offset:offset + take])
+        row += take
+    return np.concatenate(parts).astype(np.float32)
+
+
+class RowAnn:
+    """The IVF-PQ index of a store's rows (see the module docstring).
+
+    Args:
+        dim: the rows' width (a multiple of the code's bytes: 384 is of 48).
+
+    The index's shape is the module's constants as they are when it is made.
+    """
+
+    def __init__(self, dim: int) -> None:
+        if dim % ANN_CODE_BYTES:
+            raise ValueError(f"{dim}-d rows cannot be cut into {ANN_CODE_BYTES} sub-vectors")
+        self.dim = dim
+        self.train_rows = ANN_TRAIN
+        self.shortlist = ANN_SHORTLIST
+        self._quantizer = faiss.IndexFlatIP(dim)
+        self._index = faiss.IndexIVFPQ(self._quantizer, dim, ANN_LISTS, ANN_CODE_BYTES, 8,
+                                       faiss.METRIC_INNER_PRODUCT)
+        self._index.nprobe = ANN_PROBE
+        self._lock = threading.Lock()
+        self.rows = 0  # rows 0 .. rows - 1 are in the index
+        self.ready = False
+
+    def build(self, blocks: Sequence[RowBlock], size: int) -> None:
+        """Train on rows spread over the first ``size`` and add them all (blocking: the
+        store runs it in a background thread)."""
+        step = max(1, size // self.train_rows)
+        sample = np.concatenate([_rows(blocks, r, r + 1) for r in range(0, size, step)]
+                                ) if step > 1 else _rows(blocks, 0, size)
+        with self._lock:
+            self._index.train(sample)
+            self._add(blocks, size)
+            self.ready = True
+
+    def search(self, blocks: Sequence[RowBlock], size: int, vector: np.ndarray
+               ) -> np.ndarray:
+        """The rows (of the first ``size``) the index ranks best for ``vector``, at most
+        :data:`ANN_SHORTLIST`, in no order that matters; rows added since the last call
+        are given to the index first."""
+        with self._lock:
+            self._add(blocks, size)
+            _, found = self._index.search(vector.reshape(1, -1).astype(np.float32),
+                                          self.shortlist)
+        rows = found[0]
+        return rows[(rows >= 0) & (rows < size)].astype(np.int64)
+
+    def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
+        while self.rows < size:  # caller holds the lock
+            stop = min(size, self.rows + _CHUNK)
+            self._index.add(_rows(blocks, self.rows, stop))
+            self.rows = stop

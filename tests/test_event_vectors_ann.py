@@ -1,0 +1,80 @@
+"""Past ANN_ROWS rows the event vector store searches an IVF-PQ index built in the
+background: its scores stay exact, it finds nearly every exact top row, rows added
+after the build are found, and until it is ready every row is scanned."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from solace.memory import event_vectors, row_ann
+from solace.memory.event_vectors import EventVectorStore
+
+DIM = 64
+
+
+@pytest.fixture
+def small_ann(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(event_vectors, "ANN_ROWS", 3000)
+    monkeypatch.setattr(row_ann, "ANN_LISTS", 16)
+    monkeypatch.setattr(row_ann, "ANN_PROBE", 8)
+    monkeypatch.setattr(row_ann, "ANN_CODE_BYTES", 8)
+    monkeypatch.setattr(row_ann, "ANN_TRAIN", 3000)
+    monkeypatch.setattr(row_ann, "ANN_SHORTLIST", 1500)
+
+
+def unit(m: np.ndarray) -> np.ndarray:
+    return (m / np.linalg.norm(m, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def clustered(rng: np.random.Generator, n: int) -> np.ndarray:
+    centres = unit(rng.standard_normal((40, DIM)))
+    return unit(centres[rng.integers(0, 40, n)] + 0.05 * rng.standard_normal((n, DIM)))
+
+
+def built(rng: np.random.Generator, n: int = 5000) -> EventVectorStore:
+    store = EventVectorStore()
+    store.add_new(np.arange(1, n + 1), clustered(rng, n))
+    store.top_rows(unit(rng.standard_normal(DIM)), 10)  # starts the build
+    deadline = time.monotonic() + 60
+    while not store.approximate and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.approximate
+    return store
+
+
+def test_below_ann_rows_the_store_stays_exact(small_ann: None) -> None:
+    rng = np.random.default_rng(1)
+    store = EventVectorStore()
+    store.add_new(np.arange(1, 2001), clustered(rng, 2000))
+    q = unit(rng.standard_normal(DIM))
+    rows, scores = store.top_rows(q, 20)
+    exact = store.similarities(q)
+    assert not store.approximate
+    assert set(rows.tolist()) == set(np.argsort(-exact)[:20].tolist())
+
+
+def test_the_index_finds_nearly_every_exact_top_row_with_exact_scores(small_ann: None) -> None:
+    rng = np.random.default_rng(2)
+    store = built(rng)
+    overlap = []
+    for _ in range(20):
+        q = unit(clustered(rng, 1)[0])
+        rows, scores = store.top_rows(q, 50)
+        exact = store.similarities(q)
+        np.testing.assert_allclose(scores, exact[rows], rtol=0, atol=1e-5)
+        assert list(scores) == sorted(scores, reverse=True)
+        overlap.append(len(set(rows.tolist()) & set(np.argsort(-exact)[:50].tolist())) / 50)
+    assert np.mean(overlap) >= 0.9
+
+
+def test_rows_added_after_the_build_are_searched(small_ann: None) -> None:
+    rng = np.random.default_rng(3)
+    store = built(rng)
+    q = unit(rng.standard_normal(DIM))
+    near = unit(q + 0.01 * rng.standard_normal((5, DIM)))
+    store.add_new(np.arange(10_001, 10_006), near)
+    rows, _ = store.top_rows(q, 5)
+    assert set(store.entries_at(rows).tolist()) == set(range(10_001, 10_006))
