@@ -58,14 +58,8 @@ import msgpack  # noqa: E402
 
 from solace.config.schema import ModelsConfig  # noqa: E402
 from solace.locomo import Conversation, load_locomo  # noqa: E402
-from solace.memory.event_vectors import (  # noqa: E402
-    BLOCK_ROWS,
-    CHUNK_ROWS,
-    PURPOSE,
-    EventVectorFiles,
-    EventVectorStore,
-    segment_role,
-)
+from solace.memory.event_vector_files import PURPOSE, EventVectorFiles, segment_role  # noqa: E402
+from solace.memory.event_vectors import BLOCK_ROWS, CHUNK_ROWS, EventVectorStore  # noqa: E402
 from solace.memory.ladder.sentences import format_raw  # noqa: E402
 from solace.models.factory import build_embedder  # noqa: E402
 from solace.sealed import write_sealed  # noqa: E402

@@ -23,7 +23,8 @@ from solace.config import Config
 from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.candidates import Retriever
-from solace.memory.event_vectors import EventVectorFiles, EventVectorStore
+from solace.memory.event_vector_files import EventVectorFiles
+from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms

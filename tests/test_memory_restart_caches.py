@@ -16,16 +16,14 @@ import msgpack
 import numpy as np
 import pytest
 
-from solace.memory.event_vectors import (
-    BLOCK_ROWS,
-    CHUNK_ROWS,
+from solace.memory.event_vector_files import (
     FORMAT_VERSION,
     MERGE_ABOVE,
     PURPOSE,
     EventVectorFiles,
-    EventVectorStore,
     segment_role,
 )
+from solace.memory.event_vectors import BLOCK_ROWS, CHUNK_ROWS, EventVectorStore
 from solace.memory.retrieval_forms import NAME, Forms, fingerprint, read_forms, write_forms
 from solace.sealed import write_sealed
 from substrate import KeyRing

@@ -1,24 +1,10 @@
-"""Embeddings of events' raw text, kept across restarts in sealed segment files.
+"""Embeddings of events' raw text: the runtime's one store of them, searched in place.
 
 Retrieval ranks the events of a faded episode (its *units*) by the embedding of each
 event's raw text. The runtime keeps those vectors in one :class:`EventVectorStore`,
 entry id -> vector, filled at ingest (a rung-0 record's embedding is its event's) and
-by retrieval on first use, and shared by every agent. Without the files a restart
-starts that store empty, and the first recall embeds every unit of every agent again:
-418 s at 164k events. An event never changes, so neither does its vector: the store
-is written as append-only segments, each holding the vectors not on disk yet::
-
-    <home>/memory/event-vectors/segment-<generation>.sealed
-
-Each segment is sealed (:mod:`solace.sealed`, ``ring.derive("snapshot")``) for the
-role ``memory/event-vectors/<file name>`` and names the embedder and width its vectors
-come from. Like a snapshot it is a cache: a segment that is refused (edited,
-truncated, another key), unreadable or from another embedder is skipped with one
-WARNING, its vectors are embedded again when retrieval needs them, and the next
-:meth:`EventVectorFiles.save` writes every vector into one fresh segment and deletes
-the rest. The same merge happens when more than :data:`MERGE_ABOVE` segments exist.
-Each write is atomic (:func:`~solace.sealed.write_private`); a crash between a merge's
-write and its deletes leaves vectors twice, which loading tolerates.
+by retrieval on first use, and shared by every agent. They are kept across restarts
+in sealed segment files (:mod:`~solace.memory.event_vector_files`).
 
 Vectors are kept as float16 (:data:`STORE_DTYPE`), in memory and in segments: 768 B
 an event at 384-d instead of 1.5 KB. Scores are still float32:
@@ -26,47 +12,30 @@ an event at 384-d instead of 1.5 KB. Scores are still float32:
 float32 scratch buffer and multiplies that (numpy's float16 matmul and float16 cast
 are many times slower). For unit vectors a score moves by at most 2^-11 (~4.9e-4)
 from its float32 value; top-10 agreement with float32 is measured by
-``benchmarks/vector_precision.py``. A format-1 segment (float32, written before) still
-loads, its vectors rounded to float16 as they enter the store; the next merge rewrites
-it as format 2.
+``benchmarks/vector_precision.py``. From :data:`~solace.memory.row_ann.ANN_ROWS` rows
+on, :meth:`EventVectorStore.top_rows` searches an approximate index
+(:mod:`~solace.memory.row_ann`) and scores its shortlist exactly.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import secrets
 import threading
-from collections.abc import Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, MutableMapping
 
-import msgpack
 import numpy as np
 
 from solace.memory.row_ann import ANN_ROWS, RowAnn
 from solace.memory.row_blocks import RowBlock, best_rows, top_rows
-from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
-from substrate import KeyRing
 
-__all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE",
-           "STORE_DTYPE", "WIDE_ROWS", "EventVectorFiles", "EventVectorStore",
-           "segment_role"]
+__all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "STORE_DTYPE", "WIDE_ROWS", "EventVectorStore"]
 
 log = logging.getLogger(__name__)
 
-#: 2: vectors are float16; 1 (still read): float32.
-FORMAT_VERSION = 2
-#: What each format version holds its vectors as.
-_FORMAT_DTYPES = {1: np.float32, 2: np.float16}
 #: How rows are kept, in memory and in segments.
 STORE_DTYPE = np.float16
 #: The smallest magnitude float16 rounds to infinity.
 _HALF_LIMIT = 65520.0
-#: The key-derivation purpose (shared with snapshots: both are caches of the substrate).
-PURPOSE = "snapshot"
-#: More segments than this are merged into one by the next save.
-MERGE_ABOVE = 8
 #: Rows per block of :class:`EventVectorStore` (a block is allocated whole, never moved).
 BLOCK_ROWS = 4096
 #: Rows of the first block are kept widened to float32 too (6 MB at 384-d, whatever the
@@ -76,129 +45,6 @@ WIDE_ROWS = BLOCK_ROWS
 #: Rows widened to float32 at a time by :meth:`EventVectorStore.similarities` (the
 #: scratch buffer, 768 KB at 384-d, stays in cache); divides :data:`BLOCK_ROWS`.
 CHUNK_ROWS = 512
-_PREFIX = "segment-"
-_SUFFIX = ".sealed"
-
-
-def segment_role(name: str) -> str:
-    """The sealed-file role of the segment file ``name``."""
-    return f"memory/event-vectors/{name}"
-
-
-@dataclass(slots=True)
-class EventVectorFiles:
-    """The segment files of one home, and which entry ids they already hold.
-
-    Attributes:
-        directory: where the segments live (created 0700 by the first save).
-        embedder, dim: the embedder the vectors are from; others' segments are skipped.
-        saved: sorted entry ids whose vectors are on disk in a usable segment.
-        segments: the usable segment files.
-        stale: segment files to delete at the next save (refused, unreadable, another
-            embedder's): their vectors are written again with the rest.
-    """
-
-    directory: Path
-    embedder: str
-    dim: int
-    saved: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    segments: list[Path] = field(default_factory=list)
-    stale: list[Path] = field(default_factory=list)
-
-    @classmethod
-    def load(cls, directory: str | os.PathLike[str], *, ring: KeyRing, embedder: str,
-             dim: int) -> tuple[EventVectorFiles, EventVectorStore]:
-        """Read every segment in ``directory`` (missing: none). Blocking.
-
-        Returns:
-            The files, and a store of every usable segment's vectors.
-        """
-        files = cls(Path(directory), embedder, dim)
-        vectors = EventVectorStore()
-        if not files.directory.is_dir():
-            return files, vectors
-        remove_stale_tmp(files.directory)
-        for path in sorted(files.directory.glob(f"{_PREFIX}*{_SUFFIX}")):
-            try:
-                ids, matrix = files._read(path, ring)
-            except SegmentUnusable as exc:
-                log.warning("event vectors: %s; its events are embedded again when "
-                            "retrieval needs them", exc)
-                files.stale.append(path)
-                continue
-            files.segments.append(path)
-            vectors.add_new(ids, matrix)  # skips ids held: a merge cut before its deletes
-        files.saved = np.array(sorted(vectors), dtype=np.int64)
-        return files, vectors
-
-    def _read(self, path: Path, ring: KeyRing) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            raw = read_sealed(path, ring=ring, purpose=PURPOSE, role=segment_role(path.name))
-            meta = msgpack.unpackb(raw, raw=False)
-        except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
-            raise SegmentUnusable(f"{path} refused ({exc})") from exc
-        version = meta.get("version") if isinstance(meta, dict) else None
-        if not isinstance(version, int) or version not in _FORMAT_DTYPES:
-            raise SegmentUnusable(f"{path} is format version {version!r}, not one of "
-                                  f"{sorted(_FORMAT_DTYPES)}")
-        if meta.get("embedder") != self.embedder or meta.get("dim") != self.dim:
-            raise SegmentUnusable(f"{path} holds vectors of {meta.get('embedder')!r} "
-                                  f"({meta.get('dim')}-d), not {self.embedder!r}")
-        try:
-            ids = np.frombuffer(meta["ids"], dtype=np.int64)
-            matrix = np.frombuffer(meta["vectors"], dtype=_FORMAT_DTYPES[version]
-                                   ).reshape(-1, self.dim)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SegmentUnusable(f"{path} has a bad field ({exc!r})") from exc
-        if len(ids) != len(matrix):
-            raise SegmentUnusable(f"{path} holds {len(ids)} ids for {len(matrix)} vectors")
-        return ids, matrix
-
-    def save(self, vectors: Mapping[int, np.ndarray], *, ring: KeyRing) -> int:
-        """Write the vectors of ``vectors`` that no segment holds yet as a new segment
-        (or, to merge or clear stale files, all of them as one). Blocking.
-
-        Returns:
-            How many vectors were written (0: nothing was new, no file was touched).
-
-        Raises:
-            StorageFullError, OSError: as :func:`~solace.sealed.write_private`; the
-                segments already there are intact.
-        """
-        ids = np.fromiter(vectors.keys(), dtype=np.int64, count=len(vectors))
-        merge = bool(self.stale) or len(self.segments) >= MERGE_ABOVE
-        if not merge:
-            ids = ids[~np.isin(ids, self.saved, assume_unique=True)]
-        if len(ids) == 0 and not merge:
-            return 0
-        ids.sort()
-        if not len(ids):
-            matrix = np.zeros((0, self.dim), dtype=STORE_DTYPE)
-        elif isinstance(vectors, EventVectorStore):
-            matrix = vectors.stored(ids)  # as kept: no float32 copy of every vector
-        else:
-            matrix = np.stack([np.asarray(vectors[int(e)], dtype=np.float32) for e in ids]
-                              ).astype(STORE_DTYPE)
-        if matrix.shape[1] != self.dim:
-            raise ValueError(f"event vectors are {matrix.shape[1]}-d, the files hold {self.dim}-d")
-        name = f"{_PREFIX}{secrets.token_hex(8)}{_SUFFIX}"
-        meta = {"version": FORMAT_VERSION, "embedder": self.embedder, "dim": self.dim,
-                "ids": ids.tobytes(), "vectors": np.ascontiguousarray(matrix).tobytes()}
-        path = write_sealed(self.directory / name, msgpack.packb(meta, use_bin_type=True),
-                            ring=ring, purpose=PURPOSE, role=segment_role(name),
-                            what="the event vectors")
-        if merge:
-            for old in self.segments + self.stale:
-                old.unlink(missing_ok=True)
-            self.segments, self.stale, self.saved = [path], [], ids
-        else:
-            self.segments.append(path)
-            self.saved = np.union1d(self.saved, ids)
-        return len(ids)
-
-
-class SegmentUnusable(Exception):
-    """A segment file that cannot be used (the message names it and says why)."""
 
 
 class EventVectorStore(MutableMapping[int, np.ndarray]):

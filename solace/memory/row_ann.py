@@ -106,8 +106,9 @@ class RowAnn:
             self._add(blocks, size)
             _, found = self._index.search(vector.reshape(1, -1).astype(np.float32),
                                           self.shortlist)
-        rows = found[0]
-        return rows[(rows >= 0) & (rows < size)].astype(np.int64)
+        rows = np.asarray(found[0], dtype=np.int64)
+        kept: np.ndarray = rows[(rows >= 0) & (rows < size)]
+        return kept
 
     def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
         while self.rows < size:  # caller holds the lock
