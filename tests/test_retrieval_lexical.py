@@ -144,3 +144,17 @@ def test_a_loaded_index_stays_equal_to_the_original_through_random_changes(seed:
         assert loaded.scores(query) == pytest.approx(original.scores(query), rel=1e-12), step
         assert loaded.ceiling(query) == pytest.approx(original.ceiling(query), rel=1e-12)
     assert _state_as_sets(loaded) == _state_as_sets(original)
+
+
+def test_a_posting_view_kept_past_its_query_does_not_stop_the_index_changing() -> None:
+    index = LexicalIndex()
+    index.add(1, "Caroline painted a sunrise")
+    index.add(2, "Caroline went hiking")
+    kept = index._postings["carolin"].arrays()  # noqa: SLF001 -- a view left alive
+    index.add(3, "Caroline adopted a dog")
+    index.remove(1)
+    fresh = LexicalIndex()
+    fresh.add(2, "Caroline went hiking")
+    fresh.add(3, "Caroline adopted a dog")
+    assert index.scores("Caroline dog") == fresh.scores("Caroline dog")
+    assert len(kept[0]) == 2  # the old view still reads what it saw

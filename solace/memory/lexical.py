@@ -5,11 +5,11 @@ about — names, numbers, dates ("What did Caroline do on 7 May?"). BM25 over th
 words of a record's text finds those, so retrieval adds a lexical term to the
 composite score. The index is a plain synchronous structure, cheap enough to update
 on every change of a record's text and to query on the event loop: each term's
-posting is a pair of numpy arrays (documents' slots and term frequencies, six bytes a
-document) grown by doubling; an update touches only its document's terms (a removal
-moves the posting's last entry into the gap), and a query scores each posting as it
-is. Saving and loading a :class:`LexicalState` cost array operations, not a loop
-over every document of every posting.
+posting is a pair of compact arrays (documents' slots and term frequencies, six bytes
+a document); an update touches only its document's terms (a removal moves the
+posting's last entry into the gap), and a query scores each posting through numpy
+views of it, without a copy. Saving and loading a :class:`LexicalState` cost array
+operations, not a loop over every document of every posting.
 
 Terms are casefolded word tokens (letters and digits), stop words removed, with a
 light suffix-stripping stemmer so that "painted", "painting" and "paints" meet.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -146,36 +147,59 @@ class LexicalState:
 
 
 class _Posting:
-    """One term's documents: their slots and term frequencies, in arrays that grow by
-    doubling (six bytes a document, where a dict entry cost about seventy)."""
+    """One term's documents: their slots and term frequencies, in two ``array.array``s
+    (six bytes a document, where a dict entry cost about seventy). A query reads them
+    as numpy views (:meth:`arrays`) that it drops before the index changes again."""
 
-    __slots__ = ("n", "slots", "tfs")
+    __slots__ = ("slots", "tfs")
 
     def __init__(self, slots: np.ndarray | None = None, tfs: np.ndarray | None = None) -> None:
-        if slots is None or tfs is None:
-            self.slots = np.zeros(2, dtype=np.int32)
-            self.tfs = np.zeros(2, dtype=np.uint16)
-            self.n = 0
-        else:
-            self.slots = slots.astype(np.int32)
-            self.tfs = np.minimum(tfs, _TF_LIMIT).astype(np.uint16)
-            self.n = len(slots)
+        self.slots = array("i")
+        self.tfs = array("H")
+        if slots is not None and tfs is not None:
+            self.slots.frombytes(np.asarray(slots, dtype=np.int32).tobytes())
+            self.tfs.frombytes(np.minimum(tfs, _TF_LIMIT).astype(np.uint16).tobytes())
+
+    @property
+    def n(self) -> int:
+        return len(self.slots)
 
     def add(self, slot: int, tf: int) -> None:
-        if self.n == len(self.slots):
-            self.slots = np.resize(self.slots, 2 * self.n)
-            self.tfs = np.resize(self.tfs, 2 * self.n)
-        self.slots[self.n] = slot
-        self.tfs[self.n] = min(tf, _TF_LIMIT)
-        self.n += 1
+        try:
+            self.slots.append(slot)
+        except BufferError:  # a view of it outlived its query: keep it, change a copy
+            self.slots, self.tfs = array("i", self.slots), array("H", self.tfs)
+            self.slots.append(slot)
+        self.tfs.append(min(tf, _TF_LIMIT))
 
     def remove(self, slot: int) -> None:
         """Drop ``slot`` (its place takes the last entry: order is not kept)."""
-        at = np.flatnonzero(self.slots[: self.n] == slot)
-        if len(at):
-            i, last = int(at[0]), self.n - 1
-            self.slots[i], self.tfs[i] = self.slots[last], self.tfs[last]
-            self.n = last
+        view = np.frombuffer(self.slots, dtype=np.int32)
+        at = np.flatnonzero(view == slot)
+        del view  # released before the arrays shrink
+        if not len(at):
+            return
+        i = int(at[0])
+        if any(_exported(a) for a in (self.slots, self.tfs)):
+            self.slots, self.tfs = array("i", self.slots), array("H", self.tfs)
+        self.slots[i], self.tfs[i] = self.slots[-1], self.tfs[-1]
+        self.slots.pop()
+        self.tfs.pop()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(slots as int32, term frequencies as uint16): views, not copies."""
+        return (np.frombuffer(self.slots, dtype=np.int32),
+                np.frombuffer(self.tfs, dtype=np.uint16))
+
+
+def _exported(values: array[int]) -> bool:
+    """Whether a buffer view of ``values`` is alive (then it cannot shrink)."""
+    try:
+        values.append(0)
+    except BufferError:
+        return True
+    values.pop()
+    return False
 
 
 class LexicalIndex:
@@ -272,9 +296,9 @@ class LexicalIndex:
         indptr = np.zeros(len(names) + 1, dtype=np.int64)
         np.cumsum([p.n for p in postings], out=indptr[1:])
         empty = np.zeros(0, dtype=np.int64)
-        docs = np.concatenate([position[p.slots[: p.n]] for p in postings]) if postings \
+        docs = np.concatenate([position[p.arrays()[0]] for p in postings]) if postings \
             else empty
-        tfs = np.concatenate([p.tfs[: p.n] for p in postings]).astype(np.int64) if postings \
+        tfs = np.concatenate([p.arrays()[1] for p in postings]).astype(np.int64) if postings \
             else empty
         return LexicalState(self.k1, self.b, ids.astype(np.int64),
                             [self._texts[d] for d in ids.tolist()], names, indptr, docs, tfs)
@@ -320,9 +344,7 @@ class LexicalIndex:
     def _posting_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """``term``'s (slots, term frequencies), or None if no document has it."""
         posting = self._postings.get(term)
-        if posting is None:
-            return None
-        return posting.slots[: posting.n], posting.tfs[: posting.n]
+        return None if posting is None else posting.arrays()
 
     def match(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of every document matching at least one query term, as arrays.
