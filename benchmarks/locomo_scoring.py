@@ -41,6 +41,7 @@ __all__ = [
     "Injected",
     "Tally",
     "answer_recall",
+    "carries",
     "credited_turns",
     "evidence_recall",
     "event_id_recall",
@@ -84,6 +85,12 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
+def carries(present: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether a text whose content words are ``present`` carries a sentence or turn
+    of content words ``words``: at least half of them (any text carries none)."""
+    return 2 * len(words & present) >= len(words)
+
+
 def within_tokens(hits: Sequence[Injected], budget: int) -> list[Injected]:
     """The fitted hits: the longest prefix of ``hits`` whose tokens sum to <= ``budget``."""
     out: list[Injected] = []
@@ -110,7 +117,7 @@ def credited_turns(hit: Injected, turn_words: Mapping[str, frozenset[str]]) -> s
     if hit.n_events == 1:
         return set(hit.dia_ids)
     present = word_set(hit.text)
-    return {d for d in hit.dia_ids if 2 * len(turn_words[d] & present) >= len(turn_words[d])}
+    return {d for d in hit.dia_ids if carries(present, turn_words[d])}
 
 
 def evidence_recall(

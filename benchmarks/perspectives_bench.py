@@ -40,6 +40,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from locomo_scoring import carries, word_set  # noqa: E402
 
 from solace.actors.routing import MOOD_RECORD_WEIGHT, perceive  # noqa: E402
 from solace.config import Config, load_config  # noqa: E402
@@ -47,7 +50,6 @@ from solace.locomo import load_locomo  # noqa: E402
 from solace.memory.ladder import Turn, condense, extract_key_points  # noqa: E402
 from solace.memory.ladder.extractive import resolve_sentence  # noqa: E402
 from solace.memory.ladder.sentences import split_sentences  # noqa: E402
-from solace.memory.lexical import content_words  # noqa: E402
 from solace.models import WordPieceTokenizer  # noqa: E402
 from solace.models.affect import score_affect  # noqa: E402
 from solace.models.entities import salient  # noqa: E402
@@ -64,12 +66,6 @@ def kind_of(resolved: str, raw: str) -> str:
     if score_affect(raw).weight >= MOOD_RECORD_WEIGHT:
         return "felt"
     return "dated" if salient(resolved).dates else "other"
-
-
-def kept(sentence: str, form_words: frozenset[str]) -> bool:
-    """At least half of ``sentence``'s content words are in the form."""
-    words = set(content_words(sentence))
-    return not words or 2 * len(words & form_words) >= len(words)
 
 
 def episodes(turns: Sequence[Turn], tokenizer: WordPieceTokenizer, cap: int) -> list[list[Turn]]:
@@ -117,12 +113,12 @@ def measure(config: Config, data: Path, tokenizer: WordPieceTokenizer) -> dict[s
                                          tokenizer, speakers)
                         for rung, form in ((1, rung1), (2, rung2)):
                             row = tally.setdefault((agent, perspective, rung), {})
-                            words = frozenset(content_words(form))
+                            words = word_set(form)
                             for resolved, raw in sentences:
                                 kind = kind_of(resolved, raw)
                                 row[f"{kind}_n"] = row.get(f"{kind}_n", 0) + 1
-                                row[f"{kind}_kept"] = row.get(f"{kind}_kept", 0) + kept(
-                                    resolved, words)
+                                row[f"{kind}_kept"] = row.get(f"{kind}_kept", 0) + carries(
+                                    words, word_set(resolved))
                             row["tokens"] = row.get("tokens", 0) + tokenizer.count(form)
                             row["source"] = row.get("source", 0) + source
     rows = []

@@ -61,16 +61,16 @@ few: only overrides are written).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 # The fields of ``substrate.Event`` that routing reads; one protocol for the package.
 from solace.conversation.events import LAYER as CONVERSATION_LAYER
 from solace.conversation.events import LoggedEvent as EventLike
 from solace.memory.ladder.dates import resolve_relative_dates
 from solace.models.affect import score_affect
-from solace.models.entities import salient
+from solace.models.entities import calendar_parts, salient
 
 __all__ = [
     "ACTOR_KINDS",
@@ -104,8 +104,9 @@ PERCEIVED_KINDS: frozenset[str] = frozenset({
 MOOD_RECORD_WEIGHT = 0.5  # Mood keeps its own record of strongly emotional events only
 
 _NARRATIVE = ("Supervisor", "Main")
-# A calendar date salient() finds: a year, a month of a year, or a day of one.
-_CALENDAR_RE = re.compile(r"(\d{4})(-\d{2})?(-\d{2})?")
+#: Mood's reading of a content: ``route`` asks it and ``perceive`` asks it again for the
+#: same event, so it is read once.
+_affect = lru_cache(maxsize=64)(score_affect)
 
 
 
@@ -142,14 +143,13 @@ def calendar_tags(content: str, ts: float) -> tuple[str, ...]:
     sorted. A weekday, a season or "recently" anchors nothing and gives no tag."""
     tags: set[str] = set()
     for date in salient(resolve_relative_dates(content, ts)).dates:
-        match = _CALENDAR_RE.fullmatch(date)
-        if match is not None:
-            year, month, day = match.groups()
+        year, month, day = calendar_parts(date) or (None, None, None)
+        if year is not None:  # a day or a month of no known year anchors nothing
             tags.add(year)
             if month:
-                tags.add(year + month)
+                tags.add(f"{year}-{month}")
                 if day:
-                    tags.add(year + month + day)
+                    tags.add(f"{year}-{month}-{day}")
     return tuple(sorted(tags))
 
 
@@ -172,7 +172,7 @@ def route(event: EventLike) -> tuple[str, ...]:
         agents = set()  # a durable fact: its projection holds it, and forgets it on $unset
     elif kind in ("message", "fact"):
         agents = set(_NARRATIVE)
-        if score_affect(event.content).weight >= MOOD_RECORD_WEIGHT:
+        if _affect(event.content).weight >= MOOD_RECORD_WEIGHT:
             agents.add("Mood")
         if _timed(event.content):
             agents.add("Time")
@@ -203,7 +203,7 @@ def perceive(event: EventLike, annotation: Annotation | None = None) -> tuple[Pe
         return ()
     private = event.kind == DRAFT_KIND
     speaker = speaker_of(event)
-    affect = score_affect(event.content)
+    affect = _affect(event.content)
     out = []
     for agent in agents:
         if agent == "Time" and event.kind in ("message", "fact"):

@@ -26,7 +26,7 @@ from collections.abc import Iterator, MutableMapping
 import numpy as np
 
 from solace.memory.row_ann import ANN_ROWS, RowAnn
-from solace.memory.row_blocks import RowBlock, best_rows, top_rows
+from solace.memory.row_blocks import RowBlock, best_rows, gather_rows, top_rows
 
 __all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "STORE_DTYPE", "WIDE_ROWS", "EventVectorStore"]
 
@@ -209,16 +209,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         rows = self.rows_of(entry_ids)
         if (rows < 0).any():
             raise KeyError(int(np.asarray(entry_ids)[np.argmax(rows < 0)]))
-        return self._gather(rows)
-
-    def _gather(self, rows: np.ndarray) -> np.ndarray:
-        """``rows`` (held rows) as kept, float16, in their order."""
-        out = np.empty((len(rows), self._dim or 0), dtype=STORE_DTYPE)
-        blocks = rows // BLOCK_ROWS
-        for b in np.unique(blocks).tolist():
-            at = blocks == b
-            out[at] = self._blocks[b].rows[rows[at] % BLOCK_ROWS]
-        return out
+        return gather_rows(self._blocks, rows)
 
     def frozen(self) -> EventVectorStore:
         """A read-only copy as of now, for a thread to read while the loop adds more.
@@ -318,7 +309,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if ann is None or not ann.ready:
             return top_rows(blocks, size, vector, k)
         rows = ann.search(blocks, size, vector)
-        scores = self._gather(rows).astype(np.float32) @ vector
+        scores = gather_rows(blocks, rows).astype(np.float32) @ vector
         return best_rows(rows, scores, k)
 
     def _start_ann(self, blocks: list[RowBlock], size: int) -> None:

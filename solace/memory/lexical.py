@@ -168,9 +168,13 @@ class _Posting:
         try:
             self.slots.append(slot)
         except BufferError:  # a view of it outlived its query: keep it, change a copy
-            self.slots, self.tfs = array("i", self.slots), array("H", self.tfs)
+            self._copy()
             self.slots.append(slot)
-        self.tfs.append(min(tf, _TF_LIMIT))
+        try:
+            self.tfs.append(min(tf, _TF_LIMIT))
+        except BufferError:
+            self._copy()
+            self.tfs.append(min(tf, _TF_LIMIT))
 
     def remove(self, slot: int) -> None:
         """Drop ``slot`` (its place takes the last entry: order is not kept)."""
@@ -179,27 +183,28 @@ class _Posting:
         del view  # released before the arrays shrink
         if not len(at):
             return
+        try:
+            last_slot = self.slots.pop()
+        except BufferError:
+            self._copy()
+            last_slot = self.slots.pop()
+        try:
+            last_tf = self.tfs.pop()
+        except BufferError:
+            self._copy()
+            last_tf = self.tfs.pop()
         i = int(at[0])
-        if any(_exported(a) for a in (self.slots, self.tfs)):
-            self.slots, self.tfs = array("i", self.slots), array("H", self.tfs)
-        self.slots[i], self.tfs[i] = self.slots[-1], self.tfs[-1]
-        self.slots.pop()
-        self.tfs.pop()
+        if i < len(self.slots):  # arrays that shrank hold no view: safe to write
+            self.slots[i], self.tfs[i] = last_slot, last_tf
+
+    def _copy(self) -> None:
+        """Own fresh arrays (a view of the old ones keeps reading them as they were)."""
+        self.slots, self.tfs = array("i", self.slots), array("H", self.tfs)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(slots as int32, term frequencies as uint16): views, not copies."""
         return (np.frombuffer(self.slots, dtype=np.int32),
                 np.frombuffer(self.tfs, dtype=np.uint16))
-
-
-def _exported(values: array[int]) -> bool:
-    """Whether a buffer view of ``values`` is alive (then it cannot shrink)."""
-    try:
-        values.append(0)
-    except BufferError:
-        return True
-    values.pop()
-    return False
 
 
 class LexicalIndex:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import faiss
 import numpy as np
 
-from solace.memory.row_blocks import RowBlock
+from solace.memory.row_blocks import RowBlock, gather_rows
 
 __all__ = ["ANN_CODE_BYTES", "ANN_LISTS", "ANN_PROBE", "ANN_ROWS", "ANN_SHORTLIST",
            "ANN_TRAIN", "RowAnn"]
@@ -48,19 +48,6 @@ ANN_SHORTLIST = 1024
 ANN_TRAIN = 65_536
 #: Rows given to the index at a time (widened to float32 first).
 _CHUNK = 65_536
-
-
-def _rows(blocks: Sequence[RowBlock], start: int, stop: int) -> np.ndarray:
-    """Rows ``start`` to ``stop`` - 1 as float32 (they are whole blocks' slices)."""
-    size = blocks[0].rows.shape[0]
-    parts = []
-    row = start
-    while row < stop:
-        block, offset = divmod(row, size)
-        take = min(size - offset, stop - row)
-        parts.append(blocks[block].rows[offset:offset + take])
-        row += take
-    return np.concatenate(parts).astype(np.float32)
 
 
 class RowAnn:
@@ -90,8 +77,7 @@ class RowAnn:
         """Train on rows spread over the first ``size`` and add them all (blocking: the
         store runs it in a background thread)."""
         step = max(1, size // self.train_rows)
-        sample = np.concatenate([_rows(blocks, r, r + 1) for r in range(0, size, step)]
-                                ) if step > 1 else _rows(blocks, 0, size)
+        sample = gather_rows(blocks, np.arange(0, size, step)).astype(np.float32)
         with self._lock:
             self._index.train(sample)
             self._add(blocks, size)
@@ -113,5 +99,5 @@ class RowAnn:
     def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
         while self.rows < size:  # caller holds the lock
             stop = min(size, self.rows + _CHUNK)
-            self._index.add(_rows(blocks, self.rows, stop))
+            self._index.add(gather_rows(blocks, np.arange(self.rows, stop)).astype(np.float32))
             self.rows = stop

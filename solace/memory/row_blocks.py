@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import faiss
 import numpy as np
 
-__all__ = ["PARALLEL_BLOCKS", "RowBlock", "best_rows", "top_rows"]
+__all__ = ["PARALLEL_BLOCKS", "RowBlock", "best_rows", "gather_rows", "top_rows"]
 
 #: From this many blocks on, :func:`top_rows` searches half of them in a second thread.
 PARALLEL_BLOCKS = 4
@@ -79,6 +79,21 @@ def top_rows(blocks: Sequence[RowBlock], size: int, vector: np.ndarray, k: int,
         found = _search(spans, query, k)
     return best_rows(np.concatenate([r for r, _ in found]),
                      np.concatenate([s for _, s in found]), k)
+
+
+def gather_rows(blocks: Sequence[RowBlock], rows: np.ndarray) -> np.ndarray:
+    """``rows`` (row numbers counted across ``blocks``, each held) as kept: float16, in
+    their order, one copy per block touched."""
+    dim = blocks[0].rows.shape[1] if blocks else 0
+    out = np.empty((len(rows), dim), dtype=np.float16)
+    if not len(rows):
+        return out
+    size = blocks[0].rows.shape[0]
+    block_of = rows // size
+    for b in np.unique(block_of).tolist():
+        at = block_of == b
+        out[at] = blocks[b].rows[rows[at] % size]
+    return out
 
 
 def best_rows(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["Salient", "date_supported", "number_values", "salient", "word_set"]
+__all__ = ["Salient", "calendar_parts", "date_supported", "number_values", "salient",
+           "word_set"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +333,17 @@ def word_set(text: str) -> frozenset[str]:
 _CALENDAR_RE = re.compile(r"(?:(\d{4})|-)(?:-(\d{2}))?(?:-(\d{2}))?")
 
 
+def calendar_parts(date: str) -> tuple[str | None, str | None, str | None] | None:
+    """``(year, month, day)`` of a normalised calendar date (:attr:`Salient.dates`:
+    ``"2023-05-07"``, ``"2023-05"``, ``"2023"``, ``"-05-07"``), each None when absent;
+    None for a relative date or a weekday."""
+    match = _CALENDAR_RE.fullmatch(date)
+    if match is None:
+        return None
+    year, month, day = match.groups()
+    return year, month, day
+
+
 def date_supported(date: str, source_dates: frozenset[str]) -> bool:
     """Whether normalised ``date`` is stated by (or less precise than) a source date.
 
@@ -341,12 +353,12 @@ def date_supported(date: str, source_dates: frozenset[str]) -> bool:
     """
     if date in source_dates:
         return True
-    match = _CALENDAR_RE.fullmatch(date)
-    if match is None:
+    parts = calendar_parts(date)
+    if parts is None:
         return False
     for candidate in source_dates:
-        other = _CALENDAR_RE.fullmatch(candidate)
-        pairs = zip(match.groups(), other.groups(), strict=True) if other else ()
-        if other is not None and all(mine is None or mine == theirs for mine, theirs in pairs):
+        other = calendar_parts(candidate)
+        if other is not None and all(mine is None or mine == theirs
+                                     for mine, theirs in zip(parts, other, strict=True)):
             return True
     return False
