@@ -53,6 +53,14 @@ some recency for a live chat, where what was just said matters. A date in front 
 every hit (5-6 tokens) was tried and dropped: 66.2 / 75.1 / 66.9 / 75.1. The test
 split was run once, with the chosen weights.
 
+``runtime.consult_time`` (a question asking when is also put to Time's own memory,
+its hits interleaved two to one with Main's) was chosen on the tuning split on
+2026-12-06, from Main's and Time's top 100 hits per question: tuning ev@500 /
+ev@1000 / ans@500 / ans@1000 68.8 / 76.8 / 66.7 / 74.8 before, 69.3 / 77.0 / 67.8 /
+75.8 with it (one to one: 69.2 / 76.5 / 67.6 / 75.5; three to one 69.3 / 76.9 /
+67.7 / 75.9); also putting questions that name a date or ask "how long" to Time
+added nothing. The test split was run once, after.
+
 Metrics, per split and category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop; 5 adversarial reported apart, outside "overall"), at 250/500/1,000/2,000
 tokens (see ``locomo_scoring`` for the exact rules):

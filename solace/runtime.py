@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +29,7 @@ from solace.actors.fact_tools import FactTools
 from solace.actors.main_actor import SYSTEM_PROMPT, MainActor, UserLine
 from solace.actors.mood import MoodActor
 from solace.actors.mouth import Mouth, Speech
-from solace.actors.routing import (
-    ACTORS,
-)
+from solace.actors.routing import ACTORS, consulted
 from solace.actors.session import MainSession
 from solace.actors.supervisor import Supervisor
 from solace.actors.timekeeper import TimeActor
@@ -49,6 +48,7 @@ from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.hit_merge import interleave
 from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
@@ -191,12 +191,23 @@ class Runtime(EventWriting):
             for side in (*peers, own):  # the asker's view last: it holds all they held
                 await side.refresh()
             peers = [p for p in peers if self.holdings.can_add(p.agent, actor.name)]
-        agent_cfg = actor.memory.config
-        return await recall(
+        now = self.clock.now()
+        hits = await recall(
             own, query, k, vector=vector, weights=actor.retrieval_weights,
-            half_life_hours=agent_cfg.recency_half_life_hours, now=self.clock.now(),
+            half_life_hours=actor.memory.config.recency_half_life_hours, now=now,
             peers=peers, held=self.holdings.held(actor.name), query_tags=tuple(tags),
         )
+        consult = read_through and self.config.runtime.consult_time
+        for name in consulted(actor.name, query) if consult else ():
+            other = self.actors[name]  # its own memory, every event, nothing private
+            theirs = await recall(
+                other.retriever, query, k, vector=vector, weights=other.retrieval_weights,
+                half_life_hours=other.memory.config.recency_half_life_hours, now=now,
+                query_tags=tuple(tags), private=False,
+            )
+            hits = interleave([replace(h, agent=actor.name, owner=name) for h in theirs],
+                              hits, k)
+        return hits
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query's embedding: from the embedder's cache on the loop when it was

@@ -9,6 +9,7 @@ from solace.actors.routing import (
     annotation_attrs,
     annotation_of,
     calendar_tags,
+    consulted,
     perceive,
     route,
     speaker_of,
@@ -130,3 +131,14 @@ def test_perceptions_for_replays_an_agents_share_with_overrides_applied() -> Non
     assert main[2][1].private
     assert [e.entry_id for e, _ in perceptions_for("Time", events)] == [3]
     assert perceptions_for("Mouth", events) == []
+
+
+def test_a_question_asking_when_consults_time_and_nothing_else_does() -> None:
+    for query in ("When did Melanie paint a sunrise?", "what year did you move?",
+                  "I moved once. When was that?", "On which day did we meet?",
+                  "How long ago was the trip?", "In what month was it?"):
+        assert consulted("Main", query) == ("Time",), query
+    for query in ("What did John eat?", "Whenever you like, tell me.",
+                  "Where was the wedding?", "How long has she painted?"):
+        assert consulted("Main", query) == (), query
+    assert consulted("Time", "When did we meet?") == ()  # Time's own memory is asked anyway

@@ -162,6 +162,10 @@ class Actor:
         too, attributed by ``Hit.owner``; their private drafts never are. With
         ``tags``, long-term hits come only from records carrying at least one of them
         (casefolded); working records compete as ever, scored by the tags they carry.
+        With read-through, a question asking when is also put to Time's own memory
+        (``runtime.consult_time``;
+        :func:`solace.actors.routing.consulted`): its hits, owned by Time, are
+        interleaved two to one with this agent's (:mod:`solace.memory.hit_merge`).
         Recall does not change memory (see :meth:`reasoning_step` for that).
         """
         return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)

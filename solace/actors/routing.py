@@ -49,6 +49,11 @@ event's emotional weight, and its emotion tags. Time takes the event's calendar
 happened, and a feeling does not slow its fade. How each agent's records compress is
 its configured ``perspective`` (:mod:`solace.memory.ladder.extractive`).
 
+Recall is routed too (:func:`consulted`): a question asking when is also put to
+Time's own memory, whose records are the events that named a date, kept for their
+dates; the runtime interleaves its hits with the asker's
+(:mod:`solace.memory.hit_merge`).
+
 Caller overrides (``observe(..., emotional_weight=0.9, tags=("x",))``) cannot be
 derived from the event, so ``observe`` writes them as a separate ``mood`` event
 (author ``Mood``, content empty, ``attrs = {"offset": "1", "emotional_weight",
@@ -61,6 +66,7 @@ few: only overrides are written).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -85,6 +91,7 @@ __all__ = [
     "annotation_attrs",
     "annotation_of",
     "calendar_tags",
+    "consulted",
     "perceive",
     "perceptions_for",
     "route",
@@ -157,6 +164,25 @@ def _timed(content: str) -> bool:
     """Does ``content`` name a date or a time (a day, a month, a year, "yesterday",
     "last week", a weekday)? What the Time agent keeps a record of."""
     return bool(salient(content).dates)
+
+
+# A sentence that asks when: "When did ...", "What year ...", "On which day ...", "How
+# long ago ...". Durations ("how long has ...") and questions naming a date were tried
+# too on the LoCoMo tuning split and added nothing (hit_merge's docstring).
+_ASKS_WHEN = re.compile(
+    r"(?:^|[.?!;:]\s+)(?:(?:and|so|but|then|also|ok|okay),?\s+)?"
+    r"(?:when|since when|how long ago|"
+    r"(?:(?:on|in|at|during)\s+)?(?:what|which)\s+(?:year|month|date|day|week|time|season))\b",
+    re.IGNORECASE,
+)
+
+
+def consulted(asker: str, query: str) -> tuple[str, ...]:
+    """The agents whose own memory a recall by ``asker`` for ``query`` also asks:
+    Time, when the query asks when (and Time is not the asker); else none."""
+    if asker != "Time" and _ASKS_WHEN.search(query.strip()):
+        return ("Time",)
+    return ()
 
 
 def route(event: EventLike) -> tuple[str, ...]:

@@ -379,6 +379,7 @@ class RuntimeConfig:
     # waiting for a core that embedding holds took 65x as long (2.6 ms, not 0.04).
     blas_threads: int = 1
     read_through: bool = True  # recall may include other agents' records, attributed
+    consult_time: bool = True  # with read_through, a question asking when also asks Time
     recall_candidates: int = 64  # long-term records offered by each of dense and BM25
     inject_rung: int = 2  # a rung-3 hit is injected rehydrated at this rung
     cue_rung: int = 1  # a used cue re-enters working at this rung

@@ -302,6 +302,7 @@ async def recall(
     peers: Sequence[Gatherer] = (),
     held: Container[int] = frozenset(),
     query_tags: Sequence[str] = (),
+    private: bool = True,
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
 
@@ -317,7 +318,8 @@ async def recall(
     record of an event wins, and can be rehydrated as its cue; peers are told ``held``,
     so they build no such candidate). The caller asks only the peers that hold
     something the asker lacks. A hit adding nothing to better hits is skipped (see
-    :func:`select`), so the same event is injected once.
+    :func:`select`), so the same event is injected once. ``private=False`` leaves the
+    asker's own private records out too (its memory consulted for another agent).
 
     Returns:
         At most ``k`` hits, best first (see :func:`rank_order`).
@@ -327,7 +329,7 @@ async def recall(
     if isinstance(query_tags, str):
         raise TypeError(f"query_tags must be a sequence of strings, not {query_tags!r}")
     tags = tuple(query_tags)
-    own = await asker.gather(query, vector, include_private=True, tags=tags)
+    own = await asker.gather(query, vector, include_private=private, tags=tags)
     results: dict[int, Gathered] = {}
 
     async def run(i: int, side: Gatherer) -> None:

@@ -1,0 +1,38 @@
+"""A consulted memory's hits are interleaved two to one with the asker's, nothing twice."""
+
+from __future__ import annotations
+
+from solace.memory.hit_merge import interleave
+from solace.memory.record import Hit, ScoreParts
+
+
+def hit(text: str, *entry_ids: int, owner: str | None = None) -> Hit:
+    return Hit(record_id=entry_ids[0], agent="Main", tier="working", rung=0, text=text,
+               tokens=len(text.split()), entry_ids=entry_ids, score=1.0,
+               parts=ScoreParts(1.0, 0.0, 0.0, 0.0, 0.0), owner=owner)
+
+
+def texts(hits: list[Hit]) -> list[str]:
+    return [h.text for h in hits]
+
+
+def test_two_consulted_hits_then_one_of_the_askers_until_one_list_runs_out() -> None:
+    theirs = [hit(f"t{i}", 100 + i, owner="Time") for i in range(3)]
+    own = [hit(f"o{i}", i) for i in range(4)]
+    assert texts(interleave(theirs, own, 10)) == ["t0", "t1", "o0", "t2", "o1", "o2", "o3"]
+    assert texts(interleave(theirs, own, 4)) == ["t0", "t1", "o0", "t2"]
+    assert texts(interleave([], own, 2)) == ["o0", "o1"]
+
+
+def test_the_same_text_is_injected_once() -> None:
+    theirs = [hit("Caroline: we met on 3 May", 7, owner="Time")]
+    own = [hit("Caroline: we met on 3 May", 7), hit("other", 8)]
+    assert texts(interleave(theirs, own, 10)) == ["Caroline: we met on 3 May", "other"]
+
+
+def test_a_summary_of_covered_events_is_skipped_but_a_turn_after_a_summary_is_kept() -> None:
+    theirs = [hit("turn one", 1, owner="Time"), hit("turn two", 2, owner="Time"),
+              hit("summary of four and five", 4, 5, owner="Time")]
+    own = [hit("summary of one and two", 1, 2), hit("turn four", 4)]
+    assert texts(interleave(theirs, own, 10)) == [
+        "turn one", "turn two", "summary of four and five", "turn four"]
