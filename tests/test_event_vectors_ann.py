@@ -78,3 +78,52 @@ def test_rows_added_after_the_build_are_searched(small_ann: None) -> None:
     store.add_new(np.arange(10_001, 10_006), near)
     rows, _ = store.top_rows(q, 5)
     assert set(store.entries_at(rows).tolist()) == set(range(10_001, 10_006))
+
+
+def test_a_search_among_some_rows_returns_only_them_and_nearly_their_exact_top(
+    small_ann: None,
+) -> None:
+    rng = np.random.default_rng(4)
+    store = built(rng)
+    among = np.zeros(len(store), dtype=bool)
+    among[rng.choice(len(store), 400, replace=False)] = True  # an agent's few rows
+    overlap = []
+    for _ in range(20):
+        q = unit(clustered(rng, 1)[0])
+        rows, scores = store.top_rows_among(q, among, 20)
+        assert among[rows].all()
+        exact = store.similarities(q)
+        np.testing.assert_allclose(scores, exact[rows], rtol=0, atol=1e-5)
+        best = np.flatnonzero(among)[np.argsort(-exact[among])[:20]]
+        overlap.append(len(set(rows.tolist()) & set(best.tolist())) / 20)
+    assert np.mean(overlap) >= 0.9
+
+
+def test_a_search_among_rows_needs_the_index() -> None:
+    store = EventVectorStore()
+    store.add_new(np.arange(1, 11), unit(np.random.default_rng(5).standard_normal((10, DIM))))
+    with pytest.raises(RuntimeError, match="approximate index"):
+        store.top_rows_among(np.ones(DIM, dtype=np.float32), np.ones(10, dtype=bool), 5)
+
+
+def test_an_agent_with_few_units_asks_the_index_for_its_rows_instead_of_scanning_them(
+    small_ann: None,
+) -> None:
+    from solace.memory.unit_candidates import UnitCandidates, top_ids
+
+    rng = np.random.default_rng(6)
+    store = built(rng)
+    mine = np.sort(rng.choice(np.arange(1, len(store) + 1), 300, replace=False))
+    rows = store.rows_of(mine)
+    members = np.zeros(len(store), dtype=bool)
+    members[rows] = True
+    agent = UnitCandidates(store, candidates=40)  # more than the pool holds of its rows
+    found = []
+    for _ in range(10):
+        q = unit(clustered(rng, 1)[0])
+        ids, sims = agent.scored(q, mine, rows, members)
+        assert np.isin(ids, mine).all()
+        exact = top_ids(mine, store.similarities(q)[rows], 10)
+        found.append(len(set(top_ids(ids, sims, 10)) & set(exact)) / 10)
+    assert agent.scans == 0  # never every unit scored
+    assert np.mean(found) >= 0.9

@@ -312,6 +312,20 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         scores = gather_rows(blocks, rows).astype(np.float32) @ vector
         return best_rows(rows, scores, k)
 
+    def top_rows_among(self, vector: np.ndarray, among: np.ndarray, k: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`top_rows` of just the rows flagged in ``among`` (a flag per row), from
+        the approximate index (only while :attr:`approximate`): its shortlist of those
+        rows, scored exactly."""
+        ann = self._ann
+        if ann is None or not ann.ready:
+            raise RuntimeError("top_rows_among needs the approximate index, not built yet")
+        vector = np.asarray(vector, dtype=np.float32)
+        blocks, size = list(self._blocks), min(self._size, len(among))
+        rows = ann.search(blocks, size, vector, among=among)
+        scores = gather_rows(blocks, rows).astype(np.float32) @ vector
+        return best_rows(rows, scores, k)
+
     def _start_ann(self, blocks: list[RowBlock], size: int) -> None:
         with self._ann_lock:
             if self._ann is not None:

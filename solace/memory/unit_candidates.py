@@ -16,7 +16,8 @@ row left out scores at most that. When it does not, the agent's units are all sc
 just their rows when they are few, else every row. Either way the top is exact, until
 the store is large enough to keep an approximate index
 (:mod:`~solace.memory.row_ann`): then the pool is the index's best, scored exactly, and
-an agent with ``candidates`` units in it takes them without the proof.
+an agent with ``candidates`` units in it takes them without the proof; one with fewer
+(Time holds a twelfth of the events) asks the index for its best rows alone.
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ class UnitCandidates:
         ids, sims = top[mine], scores[mine]
         if pool == size or (len(ids) >= k and (sims[k - 1] > scores[-1]
                                                or self.vectors.approximate)):
+            return self.vectors.entries_at(ids), sims
+        if self.vectors.approximate:  # the index's best of this agent's rows alone
+            ids, sims = self.vectors.top_rows_among(vector, members, self.pool)
             return self.vectors.entries_at(ids), sims
         self.scans += 1
         if len(order) * FEW_UNITS < size:  # few units: score just their rows
