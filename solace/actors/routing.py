@@ -168,7 +168,7 @@ def _timed(content: str) -> bool:
 
 # A sentence that asks when: "When did ...", "What year ...", "On which day ...", "How
 # long ago ...". Durations ("how long has ...") and questions naming a date were tried
-# too on the LoCoMo tuning split and added nothing (hit_merge's docstring).
+# too on the LoCoMo tuning split and added nothing (benchmarks/locomo_recall.py).
 _ASKS_WHEN = re.compile(
     r"(?:^|[.?!;:]\s+)(?:(?:and|so|but|then|also|ok|okay),?\s+)?"
     r"(?:when|since when|how long ago|"

@@ -101,7 +101,8 @@ class RowAnn:
         if among is not None:
             bitmap = np.packbits(np.asarray(among[:size], dtype=bool), bitorder="little")
             params = faiss.SearchParametersIVF(
-                sel=faiss.IDSelectorBitmap(size, faiss.swig_ptr(bitmap)), nprobe=ANN_PROBE)
+                sel=faiss.IDSelectorBitmap(size, faiss.swig_ptr(bitmap)),
+                nprobe=self._index.nprobe)
         with self._lock:
             self._add(blocks, size)
             _, found = self._index.search(query, self.shortlist, params=params)
