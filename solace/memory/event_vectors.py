@@ -308,9 +308,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         ann = self._ann
         if ann is None or not ann.ready:
             return top_rows(blocks, size, vector, k)
-        rows = ann.search(blocks, size, vector)
-        scores = gather_rows(blocks, rows).astype(np.float32) @ vector
-        return best_rows(rows, scores, k)
+        return _best_scored(blocks, ann.search(blocks, size, vector), vector, k)
 
     def top_rows_among(self, vector: np.ndarray, among: np.ndarray, k: int
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -322,9 +320,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             raise RuntimeError("top_rows_among needs the approximate index, not built yet")
         vector = np.asarray(vector, dtype=np.float32)
         blocks, size = list(self._blocks), min(self._size, len(among))
-        rows = ann.search(blocks, size, vector, among=among)
-        scores = gather_rows(blocks, rows).astype(np.float32) @ vector
-        return best_rows(rows, scores, k)
+        return _best_scored(blocks, ann.search(blocks, size, vector, among=among), vector, k)
 
     def _start_ann(self, blocks: list[RowBlock], size: int) -> None:
         with self._ann_lock:
@@ -341,6 +337,13 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                             "(%s); every row is still searched", size, exc)
 
         threading.Thread(target=build, name="solace-row-ann", daemon=True).start()
+
+
+def _best_scored(blocks: list[RowBlock], rows: np.ndarray, vector: np.ndarray, k: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of an index's shortlist ``rows``, each scored exactly from its
+    float16 row (float32 widening)."""
+    return best_rows(rows, gather_rows(blocks, rows).astype(np.float32) @ vector, k)
 
 
 def _grown_map(ids: np.ndarray, size: int) -> np.ndarray:

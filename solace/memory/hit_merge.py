@@ -33,7 +33,7 @@ PATTERN: tuple[bool, ...] = (True, True, False)  # True: the consulted memory's 
 def interleave(consulted: Sequence[Hit], own: Sequence[Hit], k: int) -> list[Hit]:
     """At most ``k`` hits, taken from ``consulted`` and ``own`` (each best first) in
     :data:`PATTERN`, without repeats; when one list runs out the other continues."""
-    sources = (list(consulted), list(own))
+    sources = (consulted, own)
     taken = [0, 0]
     out: list[Hit] = []
     texts: set[str] = set()
