@@ -53,6 +53,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
+from solace.recall_order import reorder
 from solace.runtime_events import EventWriting, Observation, extra_kinds
 from solace.runtime_workspace import (
     WorkspaceLink,
@@ -207,7 +208,9 @@ class Runtime(EventWriting):
             )
             hits = interleave([replace(h, agent=actor.name, owner=name) for h in theirs],
                               hits, k)
-        return hits
+        return await reorder(hits, query, now, self.events.get_many,
+                             said_then=self.config.runtime.said_then_first,
+                             reply=self.config.runtime.follow_replies)
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query's embedding: from the embedder's cache on the loop when it was

@@ -52,7 +52,10 @@ its configured ``perspective`` (:mod:`solace.memory.ladder.extractive`).
 Recall is routed too (:func:`consulted`): a question asking when is also put to
 Time's own memory, whose records are the events that named a date, kept for their
 dates; the runtime interleaves its hits with the asker's
-(:mod:`solace.memory.hit_merge`).
+(:mod:`solace.memory.hit_merge`). A query naming a day or a month puts what was said
+then first (:func:`named_periods`), and a recalled turn that asked something brings
+its reply up behind it (:func:`replies`: the next turn, by someone else), since the
+question a query resembles is rarely where the answer is (:mod:`solace.recall_order`).
 
 Caller overrides (``observe(..., emotional_weight=0.9, tags=("x",))``) cannot be
 derived from the event, so ``observe`` writes them as a separate ``mood`` event
@@ -92,8 +95,10 @@ __all__ = [
     "annotation_of",
     "calendar_tags",
     "consulted",
+    "named_periods",
     "perceive",
     "perceptions_for",
+    "replies",
     "route",
     "speaker_of",
 ]
@@ -185,34 +190,63 @@ def consulted(asker: str, query: str) -> tuple[str, ...]:
     return ()
 
 
+def named_periods(query: str, now: float) -> tuple[str, ...]:
+    """The days a query names (``2022-11-09``; relative ones resolved at ``now``), or,
+    when it names none, its months (``2022-05``); a year alone names neither."""
+    tags = calendar_tags(query, now)
+    return tuple(t for t in tags if len(t) == 10) or tuple(t for t in tags if len(t) == 7)
+
+
+def replies(asked: EventLike, following: Sequence[EventLike]) -> bool:
+    """Does the last of ``following`` (the events right after ``asked``, in order) reply
+    to ``asked``? It does when ``asked`` is a turn that asks something (a message or
+    speech with a "?"), and it is the next turn anybody keeps a record of (a message or
+    speech :func:`route` gives an agent, with no need of Mood's or Time's reading: a
+    draft, a mood override or a reply logged by the conversation layer in between is
+    not one), said by someone else."""
+    if not following or not _turn(asked) or "?" not in asked.content:
+        return False
+    turn = next((e for e in following if _turn(e) and _table(e)), None)
+    return turn is following[-1] and speaker_of(turn) != speaker_of(asked)
+
+
+def _turn(event: EventLike) -> bool:
+    return event.kind in ("message", "speech")
+
+
 def route(event: EventLike) -> tuple[str, ...]:
     """The agents that perceive ``event``, in ``ACTORS`` order, without duplicates."""
-    kind, author = event.kind, event.agent
-    is_actor = author in ACTORS
-    agents: set[str]
-    if not event.content.strip():
-        agents = set()  # nothing to remember (e.g. a fact's $unset)
-    elif kind == "message" and event.attrs.get("role") == "assistant":
-        agents = set()  # Main's reply as logged in its topic: Mouth's speech event is the record
-    elif kind == "fact" and event.attrs.get("layer") == CONVERSATION_LAYER:
-        agents = set()  # a durable fact: its projection holds it, and forgets it on $unset
-    elif kind in ("message", "fact"):
-        agents = set(_NARRATIVE)
+    agents = _table(event)
+    if agents and event.kind in ("message", "fact"):
         if _affect(event.content).weight >= MOOD_RECORD_WEIGHT:
             agents.add("Mood")
         if _timed(event.content):
             agents.add("Time")
-    elif kind == "speech":
-        agents = {"Supervisor", "Main", "Mouth"} if author == "Mouth" else set()
-    elif kind == DRAFT_KIND:
-        agents = {author} if is_actor else set()
-    elif kind in ("reflection", "tool_call", "tool_result"):
-        agents = {author} if is_actor else {"Main"}
-    elif kind == "cue":
-        agents = {"Time", "Main"} if author == "Time" else ({author} if is_actor else {"Main"})
-    else:
-        agents = set()
     return tuple(a for a in ACTORS if a in agents)
+
+
+def _table(event: EventLike) -> set[str]:
+    """The routing table's row for ``event``, without Mood and Time, whose reading of a
+    message or fact (:func:`route`) only ever adds to the narrative agents."""
+    kind, author = event.kind, event.agent
+    is_actor = author in ACTORS
+    if not event.content.strip():
+        return set()  # nothing to remember (e.g. a fact's $unset)
+    if kind == "message" and event.attrs.get("role") == "assistant":
+        return set()  # Main's reply as logged in its topic: Mouth's speech event is the record
+    if kind == "fact" and event.attrs.get("layer") == CONVERSATION_LAYER:
+        return set()  # a durable fact: its projection holds it, and forgets it on $unset
+    if kind in ("message", "fact"):
+        return set(_NARRATIVE)
+    if kind == "speech":
+        return {"Supervisor", "Main", "Mouth"} if author == "Mouth" else set()
+    if kind == DRAFT_KIND:
+        return {author} if is_actor else set()
+    if kind in ("reflection", "tool_call", "tool_result"):
+        return {author} if is_actor else {"Main"}
+    if kind == "cue":
+        return {"Time", "Main"} if author == "Time" else ({author} if is_actor else {"Main"})
+    return set()
 
 
 def perceive(event: EventLike, annotation: Annotation | None = None) -> tuple[Perception, ...]:
