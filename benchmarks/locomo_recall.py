@@ -67,11 +67,11 @@ hits said then first) were chosen on the tuning split on 2026-12-06, from Main's
 100 hits per question (``solace/recall_order.py`` lists the variants tried):
 ev@500 / ev@1000 / ans@500 / ans@1000 69.2 / 77.0 / 67.7 / 75.8 before, 71.8 / 79.0
 / 69.2 / 76.9 with replies, 73.8 / 80.4 / 70.2 / 77.3 with both. Tried on top and
-dropped (within 0.6 everywhere): a diversity re-rank (MMR over the hits' embeddings,
-lambda 0.7-0.9), dropping filler sentences from single-turn hits, a bonus for hits
-by a person the question names, a per-token cost in the score (-0.4 to -4.5 at 500),
-and re-ranking by the best sentence's MiniLM similarity (-2 to -18 at 500). The test
-split was run once, after.
+dropped: a diversity re-rank (MMR over the hits' embeddings, lambda 0.7-0.9),
+dropping filler sentences from single-turn hits, and a bonus for hits by a person
+the question names each moved ev@500 and ans@500 by less than a point; a per-token
+cost in the score lost 0.6-9.1 points of ev@500, and re-ranking by the best
+sentence's MiniLM similarity 1.8-17.6. The test split was run once, after.
 
 Metrics, per split and category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop; 5 adversarial reported apart, outside "overall"), at 250/500/1,000/2,000
