@@ -69,21 +69,24 @@ def _day(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
-async def spans(hits: Sequence[Hit], read: ReadEvents) -> dict[int, tuple[str, str]]:
-    """Entry id of each hit's first event -> the days (``YYYY-MM-DD``, UTC) of its first
-    and last events; reads those two events of each hit."""
+async def spans(hits: Sequence[Hit], read: ReadEvents
+                ) -> dict[tuple[int, int], tuple[str, str]]:
+    """Each hit's first and last entry ids -> the days (``YYYY-MM-DD``, UTC) they were
+    said on; reads those two events of each hit."""
     ends = {(h.entry_ids[0], h.entry_ids[-1]) for h in hits if h.entry_ids}
     wanted = sorted({e for pair in ends for e in pair})
     days = {e: _day(event.ts) for e, event in zip(wanted, await read(wanted), strict=True)}
-    return {first: (days[first], days[last]) for first, last in ends}
+    return {(first, last): (days[first], days[last]) for first, last in ends}
 
 
-def said_then_first(hits: Sequence[Hit], span_of: Mapping[int, tuple[str, str]],
+def said_then_first(hits: Sequence[Hit], span_of: Mapping[tuple[int, int], tuple[str, str]],
                     periods: Sequence[str]) -> list[Hit]:
-    """The hits whose span of days reaches into one of ``periods`` (``YYYY-MM-DD`` or
-    ``YYYY-MM``), in their order, then the others, in theirs (pure)."""
+    """The hits whose span of days (``span_of``, by first and last entry id) reaches
+    into one of ``periods`` (``YYYY-MM-DD`` or ``YYYY-MM``), in their order, then the
+    others, in theirs (pure)."""
     def then(hit: Hit) -> bool:
-        first, last = span_of.get(hit.entry_ids[0], ("", "")) if hit.entry_ids else ("", "")
+        ids = hit.entry_ids
+        first, last = span_of.get((ids[0], ids[-1]), ("", "")) if ids else ("", "")
         return any(first[:len(p)] <= p <= last[:len(p)] for p in periods)
 
     marks = [then(h) for h in hits]
