@@ -48,7 +48,7 @@ from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
 from solace.home import Home
 from solace.memory.event_vectors import EventVectorStore
-from solace.memory.hit_merge import interleave
+from solace.memory.hit_merge import distinct, interleave
 from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
@@ -208,9 +208,10 @@ class Runtime(EventWriting):
             )
             hits = interleave([replace(h, agent=actor.name, owner=name) for h in theirs],
                               hits, k)
-        return await reorder(hits, query, now, self.events.get_many,
+        hits = await reorder(hits, query, now, self.events.get_many,
                              said_then=self.config.runtime.said_then_first,
                              reply=self.config.runtime.follow_replies)
+        return distinct(hits) if self.config.runtime.distinct_hits else hits
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query's embedding: from the embedder's cache on the loop when it was

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solace.memory.hit_merge import interleave
+from solace.memory.hit_merge import distinct, interleave
 from solace.memory.record import Hit, ScoreParts
 
 
@@ -36,3 +36,21 @@ def test_a_summary_of_covered_events_is_skipped_but_a_turn_after_a_summary_is_ke
     own = [hit("summary of one and two", 1, 2), hit("turn four", 4)]
     assert texts(interleave(theirs, own, 10)) == [
         "turn one", "turn two", "summary of four and five", "turn four"]
+
+
+def test_a_hit_saying_what_an_earlier_one_said_is_left_out() -> None:
+    hits = [hit("Caroline: I researched adoption agencies for my family last week", 1),
+            hit("Alice: I researched adoption agencies for my family last week!", 2),
+            hit("Caroline: I ran 5 km today", 3), hit("Caroline: I ran 10 km today", 4),
+            hit("Yeah!", 5), hit("Yeah!", 6)]
+    # The same words by another speaker are one statement; a different number is not;
+    # a hit with no content words is always kept.
+    assert [h.entry_ids[0] for h in distinct(hits)] == [1, 3, 4, 5, 6]
+
+
+def test_a_turn_inside_a_longer_summary_is_kept() -> None:
+    summary = hit("Caroline researched adoption agencies; Melanie painted a lake; "
+                  "they planned a camping trip with the kids in July", 1, 2, 3)
+    turn = hit("Caroline: I researched adoption agencies", 2)
+    assert distinct([summary, turn]) == [summary, turn]  # each must hold most of the other
+    assert distinct([turn, hit("Melanie: I researched adoption agencies!", 9)]) == [turn]

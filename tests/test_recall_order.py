@@ -1,7 +1,8 @@
 """A recall's hits reordered from their events: a query naming a day or a month puts
 what was said then first; a recalled turn that asked something brings its reply up
 behind it (the next turn anybody keeps a record of, said by someone else). Nothing
-else moves, nothing is lost."""
+else moves, nothing is lost; only a hit saying again what an earlier one said is left
+out."""
 
 from __future__ import annotations
 
@@ -119,11 +120,12 @@ def test_a_hits_span_is_read_from_its_first_and_last_events() -> None:
     assert read == [[2, 6]]
 
 
-def config(follow: bool = True, said_then: bool = True) -> Config:
+def config(follow: bool = True, said_then: bool = True, distinct: bool = True) -> Config:
     return Config(models=ModelsConfig(embedder="hashing", llm_backend="none"),
                   substrate=SubstrateConfig(fsync="never"),
                   runtime=dataclasses.replace(RuntimeConfig(), follow_replies=follow,
-                                              said_then_first=said_then))
+                                              said_then_first=said_then,
+                                              distinct_hits=distinct))
 
 
 LINES = [
@@ -168,3 +170,19 @@ async def test_recall_puts_what_was_said_on_the_named_day_first_unless_switched_
             await rt.settle()
             order = texts(await rt.agent("Main").recall(query, k=3))
             assert ("bird" in order[0]) is said_then
+
+
+async def test_recall_says_each_thing_once_unless_switched_off(tmp_path: Path) -> None:
+    lines = [("Caroline", "I researched adoption agencies for my family."),
+             ("Melanie", "Researched adoption agencies for my family!"),
+             ("Melanie", "We went camping at the lake.")]
+    for distinct in (True, False):
+        async with open_runtime(tmp_path / str(distinct), config(distinct=distinct),
+                                clock=ReplayClock(START)) as rt:
+            for i, (speaker, text) in enumerate(lines):
+                await rt.agent("Main").observe(text, speaker=speaker,
+                                               at=START + timedelta(minutes=i))
+            await rt.settle()
+            said = texts(await rt.agent("Main").recall("adoption agencies", k=3))
+            assert sum("adoption agencies" in t for t in said) == (1 if distinct else 2)
+            assert any("camping" in t for t in said)

@@ -154,7 +154,7 @@ class Actor:
         read_through: bool | None = None,
         tags: Sequence[str] = (),
     ) -> list[Hit]:
-        """The ``k`` best hits for ``query`` from this agent's memory, best first.
+        """At most ``k`` hits for ``query`` from this agent's memory, best first.
 
         Both tiers are queried in parallel and merged on one composite score with
         this agent's retrieval weights. With read-through (default: the runtime's
@@ -166,6 +166,11 @@ class Actor:
         (``runtime.consult_time``;
         :func:`solace.actors.routing.consulted`): its hits, owned by Time, are
         interleaved two to one with this agent's (:mod:`solace.memory.hit_merge`).
+        Then (each on by default): a query naming a day or a month gets what was said
+        then first (``runtime.said_then_first``), a recalled turn that asked something
+        brings its reply up behind it (``runtime.follow_replies``;
+        :mod:`solace.recall_order`), and a hit saying what an earlier one said is left
+        out (``runtime.distinct_hits``), so fewer than ``k`` may come back.
         Recall does not change memory (see :meth:`reasoning_step` for that).
         """
         return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)

@@ -382,6 +382,7 @@ class RuntimeConfig:
     consult_time: bool = True  # with read_through, a question asking when also asks Time
     said_then_first: bool = True  # a query naming a day or month puts hits said then first
     follow_replies: bool = True  # a recalled question's reply is moved up behind it
+    distinct_hits: bool = True  # a hit saying what an earlier one said is left out
     recall_candidates: int = 64  # long-term records offered by each of dense and BM25
     inject_rung: int = 2  # a rung-3 hit is injected rehydrated at this rung
     cue_rung: int = 1  # a used cue re-enters working at this rung

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solace.memory.ladder.extractive import centrality
-from solace.memory.ladder.sentences import split_clauses, split_sentences
+from solace.memory.ladder.sentences import LABEL_RE, split_clauses, split_sentences
 from solace.models.entities import salient
 from solace.models.tokenizer import Tokenizer
 
@@ -121,12 +121,9 @@ def _items(text: str) -> frozenset[str]:
     )
 
 
-_LABEL_RE = re.compile(r"^([^:\n]{1,40}):\s+")
-
-
 def _owner(line: str, speakers: Sequence[str]) -> tuple[str, str]:
     """``(owner, text)``: whom the line is about, and the line without its label."""
-    match = _LABEL_RE.match(line)
+    match = LABEL_RE.match(line)
     if match and match.group(1) in speakers:
         return match.group(1), line[match.end() :]
     for speaker in speakers:  # an unlabelled rung-1 line names its speaker

@@ -14,8 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
-    "Turn", "format_raw", "sentence_spans", "split_clauses", "split_sentences", "split_turns",
+    "LABEL_RE", "Turn", "format_raw", "sentence_spans", "split_clauses", "split_sentences",
+    "split_turns", "unlabelled",
 ]
+
+#: A line's speaker label as :func:`format_raw` writes it (``"Caroline: "``): up to 40
+#: characters without a colon or a line break, a colon, whitespace. Group 1: the name.
+LABEL_RE = re.compile(r"^([^:\n]{1,40}):\s+")
 
 
 def format_raw(speaker: str, content: str) -> str:
@@ -30,6 +35,11 @@ def format_raw(speaker: str, content: str) -> str:
     """
     speaker = speaker.strip()
     return f"{speaker}: {content}" if speaker else content
+
+
+def unlabelled(text: str) -> str:
+    """``text`` with each line's speaker label (:data:`LABEL_RE`) removed."""
+    return "\n".join(LABEL_RE.sub("", line, count=1) for line in text.split("\n"))
 
 
 @dataclass(frozen=True, slots=True)
