@@ -128,6 +128,16 @@ def config(follow: bool = True, said_then: bool = True, distinct: bool = True) -
                                               distinct_hits=distinct))
 
 
+async def recalled(home: Path, cfg: Config, lines: Sequence[tuple[str, str]], step: timedelta,
+                   query: str, k: int) -> list[str]:
+    """Main observes ``lines`` ``step`` apart from START, settles, and recalls ``query``."""
+    async with open_runtime(home, cfg, clock=ReplayClock(START)) as rt:
+        for i, (speaker, text) in enumerate(lines):
+            await rt.agent("Main").observe(text, speaker=speaker, at=START + i * step)
+        await rt.settle()
+        return texts(await rt.agent("Main").recall(query, k=k))
+
+
 LINES = [
     ("Melanie", "What kind of counseling and mental health work do you want to pursue?"),
     ("Caroline", "I'm thinking of working with trans people and supporting them."),
@@ -142,16 +152,11 @@ async def test_recall_puts_the_reply_behind_the_question_unless_switched_off(
 ) -> None:
     query = "What kind of counseling and mental health work does Caroline want?"
     for follow in (True, False):
-        async with open_runtime(tmp_path / str(follow), config(follow),
-                                clock=ReplayClock(START)) as rt:
-            for i, (speaker, text) in enumerate(LINES):
-                await rt.agent("Main").observe(text, speaker=speaker,
-                                               at=START + timedelta(minutes=i))
-            await rt.settle()
-            order = texts(await rt.agent("Main").recall(query, k=5))
-            first = next(i for i, t in enumerate(order) if "want to pursue" in t)
-            reply = next(i for i, t in enumerate(order) if "trans people" in t)
-            assert (reply == first + 1) is follow
+        order = await recalled(tmp_path / str(follow), config(follow), LINES,
+                               timedelta(minutes=1), query, 5)
+        first = next(i for i, t in enumerate(order) if "want to pursue" in t)
+        reply = next(i for i, t in enumerate(order) if "trans people" in t)
+        assert (reply == first + 1) is follow
 
 
 async def test_recall_puts_what_was_said_on_the_named_day_first_unless_switched_off(
@@ -161,15 +166,10 @@ async def test_recall_puts_what_was_said_on_the_named_day_first_unless_switched_
     lines = [("Caroline", "Caroline painted a lake at sunrise, Caroline's best paint yet."),
              ("Melanie", "We went camping."),
              ("Caroline", "A small bird, in oils.")]
-    for said_then in (True, False):
-        async with open_runtime(tmp_path / str(said_then), config(said_then=said_then),
-                                clock=ReplayClock(START)) as rt:
-            for day, (speaker, text) in enumerate(lines):  # said on 8, 9 and 10 May
-                await rt.agent("Main").observe(text, speaker=speaker,
-                                               at=START + timedelta(days=day))
-            await rt.settle()
-            order = texts(await rt.agent("Main").recall(query, k=3))
-            assert ("bird" in order[0]) is said_then
+    for said_then in (True, False):  # said on 8, 9 and 10 May
+        order = await recalled(tmp_path / str(said_then), config(said_then=said_then),
+                               lines, timedelta(days=1), query, 3)
+        assert ("bird" in order[0]) is said_then
 
 
 async def test_recall_says_each_thing_once_unless_switched_off(tmp_path: Path) -> None:
@@ -177,12 +177,7 @@ async def test_recall_says_each_thing_once_unless_switched_off(tmp_path: Path) -
              ("Melanie", "Researched adoption agencies for my family!"),
              ("Melanie", "We went camping at the lake.")]
     for distinct in (True, False):
-        async with open_runtime(tmp_path / str(distinct), config(distinct=distinct),
-                                clock=ReplayClock(START)) as rt:
-            for i, (speaker, text) in enumerate(lines):
-                await rt.agent("Main").observe(text, speaker=speaker,
-                                               at=START + timedelta(minutes=i))
-            await rt.settle()
-            said = texts(await rt.agent("Main").recall("adoption agencies", k=3))
-            assert sum("adoption agencies" in t for t in said) == (1 if distinct else 2)
-            assert any("camping" in t for t in said)
+        said = await recalled(tmp_path / str(distinct), config(distinct=distinct), lines,
+                              timedelta(minutes=1), "adoption agencies", 3)
+        assert sum("adoption agencies" in t for t in said) == (1 if distinct else 2)
+        assert any("camping" in t for t in said)

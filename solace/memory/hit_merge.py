@@ -26,9 +26,11 @@ with one date changed, counts once) is left out. Chosen on the LoCoMo tuning spl
 (conversations 0-4), answer recall at 500 / 1,000 tokens: in a home of only the
 conversation 70.2 / 77.3 with or without it (evidence recall moved by at most 0.1);
 in a home of 182k events (``benchmarks/scale_bench.py``: the conversations repeated
-with speakers renamed and dates shifted) 66.2 / 72.1 without, 70.0 / 76.3 with it;
-at a share of 0.9, 68.3 / 74.4; at 0.7, 70.2 / 76.5; numbers left out of the words, 0.9:
-70.2 / 76.5, but then "I ran 5 km" and "I ran 10 km" would be one statement.
+with speakers renamed and dates shifted) 66.2 / 72.1 without, 70.0 / 76.3 with it
+(from the hits of each question, replayed offline; the benchmark run gave 69.9 / 76.3);
+at a share of 0.9, 68.3 / 74.4; at 0.7, 70.2 / 76.5, within 0.2 of 0.8, which was kept
+as the stricter rule; numbers left out of the words, 0.9: 70.2 / 76.5, but then "I ran
+5 km" and "I ran 10 km" would be one statement.
 """
 
 from __future__ import annotations
