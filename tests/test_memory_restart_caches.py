@@ -16,6 +16,7 @@ import msgpack
 import numpy as np
 import pytest
 
+from solace.memory import retrieval_forms
 from solace.memory.event_vector_files import (
     FORMAT_VERSION,
     MERGE_ABOVE,
@@ -24,8 +25,16 @@ from solace.memory.event_vector_files import (
     segment_role,
 )
 from solace.memory.event_vectors import BLOCK_ROWS, CHUNK_ROWS, EventVectorStore
-from solace.memory.retrieval_forms import NAME, Forms, fingerprint, read_forms, write_forms
-from solace.sealed import write_sealed
+from solace.memory.lexical import LexicalIndex
+from solace.memory.retrieval_forms import (
+    NAME,
+    Forms,
+    fingerprint,
+    read_forms,
+    role,
+    write_forms,
+)
+from solace.sealed import read_sealed, write_sealed
 from substrate import KeyRing
 
 DIM = 8
@@ -122,6 +131,30 @@ def test_derived_forms_come_back_only_for_the_code_and_config_that_made_them(
         (tmp_path / NAME).write_bytes(bytes(blob))
         assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
     assert caplog.text.count("refused") == 2  # another agent's file, then an edited one
+
+
+def test_a_units_text_is_written_once_and_the_index_takes_it_back(tmp_path: Path) -> None:
+    ring, stamp = KeyRing.generate(), fingerprint("config")
+    units = {3: ("Caroline: I signed up for pottery.", 8), 4: ("Melanie: Nice, pottery!", 6)}
+    index = LexicalIndex()
+    for eid, (text, _) in units.items():
+        index.add(eid, text)
+    write_forms(tmp_path, Forms(units=units, units_index=index.state()), agent="Main",
+                ring=ring, fingerprint=stamp)
+    meta = msgpack.unpackb(read_sealed(tmp_path / NAME, ring=ring, purpose=retrieval_forms.PURPOSE,
+                                       role=role("Main")), raw=False)
+    assert meta["unit_texts"] == [t for t, _ in units.values()]
+    assert meta["units_index"]["texts"] is None  # not a second copy
+    back = read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp)
+    assert back.units == units and back.units_index is not None
+    assert dict(zip(back.units_index.ids.tolist(), back.units_index.texts, strict=True)) == \
+        {e: t for e, (t, _) in units.items()}
+    kept = LexicalIndex.from_state(back.units_index)
+    assert kept.scores("pottery") == pytest.approx(index.scores("pottery"))
+    # An index naming a unit the file has no text for is refused: derived again.
+    write_forms(tmp_path, Forms(units={3: units[3]}, units_index=index.state()),
+                agent="Main", ring=ring, fingerprint=stamp)
+    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
 
 
 def test_the_vector_store_scores_every_event_once_per_query_across_its_blocks() -> None:

@@ -40,6 +40,7 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -172,8 +173,10 @@ class Retriever:
         if self._indexed is None and not len(self._records) and not len(self._units):
             if forms.records_index is not None:
                 self._records = LexicalIndex.from_state(forms.records_index)
-            if forms.units_index is not None:
-                self._units = LexicalIndex.from_state(forms.units_index)
+            if forms.units_index is not None:  # its texts: the units' own, kept once
+                state = forms.units_index
+                texts = [self._unit_forms[e][0] for e in state.ids.tolist()]
+                self._units = LexicalIndex.from_state(replace(state, texts=texts))
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
         """The text a record is injected as, and its tokens (rung 3: rehydrated).

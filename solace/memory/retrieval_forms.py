@@ -18,6 +18,11 @@ the file (the forms are derived again, as on a new home) instead of serving a st
 text, and a change anywhere else keeps it. A
 record's form is only reused for the same entry ids. A refused or unreadable file is
 skipped with one WARNING; the next close writes a new one.
+
+A unit's text is written once: the units' BM25 index (which indexes exactly those
+texts) is kept without them and takes them back from the units on reading. Format 2
+wrote them twice, and a restart then held two copies of each (at 182k events, Main's
+file was 62 MB, and reading the five files took a third of the restart).
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ __all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "Forms", "finge
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 NAME = "retrieval-forms.sealed"
 PURPOSE = "snapshot"
 #: The modules whose code derives the forms and their indexes (with what they import).
@@ -68,22 +73,34 @@ class Forms:
     units_index: LexicalState | None = None
 
 
-def _pack_index(state: LexicalState | None) -> dict[str, object] | None:
+def _pack_index(state: LexicalState | None, *, texts: bool = True
+                ) -> dict[str, object] | None:
+    """``state`` as msgpack-able fields; without its texts when ``texts`` is false (the
+    reader supplies them: :func:`_unpack_index`)."""
     if state is None:
         return None
-    return {"k1": state.k1, "b": state.b, "ids": state.ids.tobytes(), "texts": state.texts,
+    return {"k1": state.k1, "b": state.b, "ids": state.ids.tobytes(),
+            "texts": state.texts if texts else None,
             "terms": state.terms, "indptr": state.indptr.tobytes(),
             "docs": state.docs.tobytes(), "tfs": state.tfs.tobytes()}
 
 
-def _unpack_index(packed: dict[str, Any] | None) -> LexicalState | None:
-    """The state packed by :func:`_pack_index`; ValueError/KeyError/TypeError if bad."""
+def _unpack_index(packed: dict[str, Any] | None, units: UnitForms | None = None
+                  ) -> LexicalState | None:
+    """The state packed by :func:`_pack_index`, its texts from ``units`` when it was
+    packed without them; ValueError/KeyError/TypeError if bad (a text missing too)."""
     if packed is None:
         return None
     ints = {k: np.frombuffer(packed[k], dtype=np.int64) for k in ("ids", "indptr", "docs", "tfs")}
-    state = LexicalState(float(packed["k1"]), float(packed["b"]), ints["ids"],
-                         [str(t) for t in packed["texts"]], [str(t) for t in packed["terms"]],
-                         ints["indptr"], ints["docs"], ints["tfs"])
+    if packed["texts"] is None:
+        if units is None:
+            raise ValueError("an index kept without its texts, and no units to take them from")
+        texts = [units[e][0] for e in ints["ids"].tolist()]
+    else:
+        texts = [str(t) for t in packed["texts"]]
+    state = LexicalState(float(packed["k1"]), float(packed["b"]), ints["ids"], texts,
+                         [str(t) for t in packed["terms"]], ints["indptr"], ints["docs"],
+                         ints["tfs"])
     state.check()
     return state
 
@@ -124,7 +141,7 @@ def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
         "unit_texts": [forms.units[e][0] for e in eids],
         "unit_tokens": np.array([forms.units[e][1] for e in eids], dtype=np.int64).tobytes(),
         "records_index": _pack_index(forms.records_index),
-        "units_index": _pack_index(forms.units_index),
+        "units_index": _pack_index(forms.units_index, texts=False),  # the unit texts
     }
     return write_sealed(Path(directory) / NAME, msgpack.packb(meta, use_bin_type=True),
                         ring=ring, purpose=PURPOSE, role=role(agent),
@@ -155,13 +172,13 @@ def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
                    for b in meta["record_entries"]]
         eids = np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist()
         utok = np.frombuffer(meta["unit_tokens"], dtype=np.int64).tolist()
+        units = {e: (str(t), k) for e, t, k in zip(eids, meta["unit_texts"], utok, strict=True)}
         return Forms(
             records={r: (e, str(t), k) for r, e, t, k in zip(
                 rids, entries, meta["record_texts"], rtok, strict=True)},
-            units={e: (str(t), k) for e, t, k in zip(
-                eids, meta["unit_texts"], utok, strict=True)},
+            units=units,
             records_index=_unpack_index(meta.get("records_index")),
-            units_index=_unpack_index(meta.get("units_index")),
+            units_index=_unpack_index(meta.get("units_index"), units),
         )
     except (KeyError, TypeError, ValueError) as exc:
         log.warning("%s: retrieval forms have a bad field (%r); they are derived again",
