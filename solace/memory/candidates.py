@@ -173,9 +173,11 @@ class Retriever:
         if self._indexed is None and not len(self._records) and not len(self._units):
             if forms.records_index is not None:
                 self._records = LexicalIndex.from_state(forms.records_index)
-            if forms.units_index is not None:  # its texts: the units' own, kept once
+            if forms.units_index is not None:  # its texts: the shared units', kept once
                 state = forms.units_index
-                texts = [self._unit_forms[e][0] for e in state.ids.tolist()]
+                units = self._unit_forms
+                texts = [units[e][0] if e in units else t
+                         for e, t in zip(state.ids.tolist(), state.texts, strict=True)]
                 self._units = LexicalIndex.from_state(replace(state, texts=texts))
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
