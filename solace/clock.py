@@ -34,6 +34,7 @@ __all__ = [
     "WallClock",
     "check_instant",
     "to_epoch",
+    "utc_day",
 ]
 
 #: The first instant Solace accepts: 1970-01-01T00:00:00Z.
@@ -46,6 +47,11 @@ class Clock(Protocol):
     """Anything with ``now() -> float`` (seconds since the Unix epoch, UTC)."""
 
     def now(self) -> float: ...
+
+
+def utc_day(ts: float) -> str:
+    """The calendar day (UTC) of ``ts`` epoch seconds, as ``YYYY-MM-DD``."""
+    return datetime.fromtimestamp(float(ts), UTC).date().isoformat()
 
 
 def to_epoch(at: float | datetime) -> float:

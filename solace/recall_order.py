@@ -36,14 +36,15 @@ answer recall at 500 and 1,000 tokens:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any
 
 from solace.actors.routing import named_periods, replies
+from solace.clock import utc_day
 from solace.memory.record import Hit
 
-__all__ = ["REPLY_REACH", "follow_replies", "reorder", "reply_pairs", "said_then_first",
-           "spans"]
+__all__ = ["REPLY_REACH", "follow_replies", "near_pairs", "reorder", "reply_pairs",
+           "said_then_first", "spans", "wanted_events"]
 
 #: How many events after a question its reply may come (a draft, a mood override and
 #: the conversation layer's copy may come between a user's line and the speech).
@@ -55,28 +56,46 @@ ReadEvents = Callable[[Sequence[int]], Awaitable[list[Any]]]
 async def reorder(hits: Sequence[Hit], query: str, now: float, read: ReadEvents, *,
                   said_then: bool = True, reply: bool = True) -> list[Hit]:
     """``hits`` said-then first (``said_then``), then each reply behind its question
-    (``reply``); ``read`` gives the events of entry ids, in order."""
-    out = list(hits)
+    (``reply``). ``read`` gives the events of entry ids, in order: what both rules need
+    is read in one call (:func:`wanted_events`)."""
     periods = named_periods(query, now) if said_then else ()
+    pairs = near_pairs(hits) if reply else {}
+    wanted = wanted_events(hits, periods, pairs)
+    if not wanted:
+        return list(hits)
+    events = dict(zip(wanted, await read(wanted), strict=True))
+    out = list(hits)
     if periods:
-        out = said_then_first(out, await spans(out, read), periods)
-    if reply:
-        out = follow_replies(out, await reply_pairs(out, read))
+        out = said_then_first(out, spans(out, events), periods)
+    if pairs:
+        out = follow_replies(out, reply_pairs(pairs, events))
     return out
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+def near_pairs(hits: Sequence[Hit], reach: int = REPLY_REACH) -> dict[int, int]:
+    """Each event a hit stands for alone -> the next such event, when it comes within
+    ``reach`` events: the pairs that may be a question and its reply."""
+    singles = sorted({e for e in (h.event for h in hits) if e is not None})
+    return {e: later for e, later in pairwise(singles) if later - e <= reach}
 
 
-async def spans(hits: Sequence[Hit], read: ReadEvents
-                ) -> dict[tuple[int, int], tuple[str, str]]:
+def wanted_events(hits: Sequence[Hit], periods: Sequence[str],
+                  pairs: Mapping[int, int]) -> list[int]:
+    """The entry ids the two rules read, sorted: each hit's first and last event when
+    the query names a period, and each near pair's events with those between them."""
+    ends = {e for h in hits if h.entry_ids for e in (h.entry_ids[0], h.entry_ids[-1])} \
+        if periods else set()
+    between = {e for q, r in pairs.items() for e in range(q, r + 1)}
+    return sorted(ends | between)
+
+
+def spans(hits: Sequence[Hit], events: Mapping[int, Any]
+          ) -> dict[tuple[int, int], tuple[str, str]]:
     """Each hit's first and last entry ids -> the days (``YYYY-MM-DD``, UTC) they were
-    said on; reads those two events of each hit."""
-    ends = {(h.entry_ids[0], h.entry_ids[-1]) for h in hits if h.entry_ids}
-    wanted = sorted({e for pair in ends for e in pair})
-    days = {e: _day(event.ts) for e, event in zip(wanted, await read(wanted), strict=True)}
-    return {(first, last): (days[first], days[last]) for first, last in ends}
+    said on (``events``: entry id -> event, holding those two of each hit)."""
+    return {(h.entry_ids[0], h.entry_ids[-1]): (utc_day(events[h.entry_ids[0]].ts),
+                                                utc_day(events[h.entry_ids[-1]].ts))
+            for h in hits if h.entry_ids}
 
 
 def said_then_first(hits: Sequence[Hit], span_of: Mapping[tuple[int, int], tuple[str, str]],
@@ -94,13 +113,6 @@ def said_then_first(hits: Sequence[Hit], span_of: Mapping[tuple[int, int], tuple
         [h for h, m in zip(hits, marks, strict=True) if not m]
 
 
-def _single(hit: Hit) -> int | None:
-    """The one event ``hit`` stands for, or None when it stands for several (a hit's
-    entry ids ascend, as its record's do)."""
-    ids = hit.entry_ids
-    return ids[0] if ids and ids[0] == ids[-1] else None
-
-
 def follow_replies(hits: Sequence[Hit], reply_of: Mapping[int, int]) -> list[Hit]:
     """``hits`` with the first hit of each question's reply moved to just behind the
     question's first hit, when it ranked below it (pure; nothing added or dropped).
@@ -111,18 +123,18 @@ def follow_replies(hits: Sequence[Hit], reply_of: Mapping[int, int]) -> list[Hit
     """
     if not reply_of:
         return list(hits)
-    events = [_single(h) for h in hits]
     first: dict[int, int] = {}
-    for i, event in enumerate(events):
-        if event is not None:
-            first.setdefault(event, i)
+    for i, hit in enumerate(hits):
+        if hit.event is not None:
+            first.setdefault(hit.event, i)
     out: list[Hit] = []
     placed: set[int] = set()
-    for i, (hit, event) in enumerate(zip(hits, events, strict=True)):
+    for i, hit in enumerate(hits):
         if i in placed:
             continue
         placed.add(i)
         out.append(hit)
+        event = hit.event
         if event is None or first[event] != i or event not in reply_of:
             continue
         j = first.get(reply_of[event])
@@ -132,23 +144,9 @@ def follow_replies(hits: Sequence[Hit], reply_of: Mapping[int, int]) -> list[Hit
     return out
 
 
-async def reply_pairs(hits: Sequence[Hit], read: ReadEvents,
-                      reach: int = REPLY_REACH) -> dict[int, int]:
-    """Which recalled events reply to which: ``{question id: reply id}``, among the
-    events ``hits`` stand for alone.
-
-    Reads only the events of a hit that has a later hit within ``reach`` events, and
-    the events between the two.
-    """
-    singles = sorted({e for e in map(_single, hits) if e is not None})
-    pairs: dict[int, int] = {}
-    for n, event in enumerate(singles[:-1]):
-        later = singles[n + 1]
-        if later - event <= reach:
-            pairs[event] = later
-    if not pairs:
-        return {}
-    wanted = sorted({e for q, r in pairs.items() for e in range(q, r + 1)})
-    events = dict(zip(wanted, await read(wanted), strict=True))
+def reply_pairs(pairs: Mapping[int, int], events: Mapping[int, Any]) -> dict[int, int]:
+    """The near pairs (:func:`near_pairs`) whose later event replies to the earlier
+    (:func:`solace.actors.routing.replies`); ``events`` holds each pair's events and
+    those between them."""
     return {q: r for q, r in pairs.items()
             if replies(events[q], [events[e] for e in range(q + 1, r + 1)])}

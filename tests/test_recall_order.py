@@ -19,7 +19,15 @@ from solace import ReplayClock, open_runtime
 from solace.actors.routing import named_periods, replies
 from solace.config import Config, ModelsConfig, RuntimeConfig, SubstrateConfig
 from solace.memory.record import Hit, ScoreParts
-from solace.recall_order import follow_replies, reply_pairs, said_then_first, spans
+from solace.recall_order import (
+    follow_replies,
+    near_pairs,
+    reorder,
+    reply_pairs,
+    said_then_first,
+    spans,
+    wanted_events,
+)
 
 
 @dataclass(frozen=True)
@@ -83,8 +91,11 @@ def test_pairs_are_read_only_between_hits_near_enough() -> None:
         return [events[e] for e in ids]
 
     hits = [hit("q", 1), hit("q2", 9), hit("far", 20), hit("a", 2), hit("summary", 1, 2)]
-    assert trio.run(reply_pairs, hits, get_many) == {1: 2}
+    pairs = near_pairs(hits)
+    assert reply_pairs(pairs, events) == {1: 2}
+    trio.run(reorder, hits, "What did Caroline research?", START.timestamp(), get_many)
     assert read == [[1, 2]]  # 9 and 20 are too far apart to be a question and its reply
+    assert wanted_events(hits, (), pairs) == [1, 2]
 
 
 def test_a_query_names_its_days_or_else_its_months_never_a_year_alone() -> None:
@@ -115,9 +126,10 @@ def test_a_hits_span_is_read_from_its_first_and_last_events() -> None:
         return [events[e] for e in ids]
 
     hits = [hit("one", 2), hit("episode", 2, 3, 4, 5, 6)]  # both begin at event 2
-    assert trio.run(spans, hits, get_many) == {(2, 2): ("2023-05-10", "2023-05-10"),
-                                               (2, 6): ("2023-05-10", "2023-05-14")}
-    assert read == [[2, 6]]
+    assert spans(hits, events) == {(2, 2): ("2023-05-10", "2023-05-10"),
+                                   (2, 6): ("2023-05-10", "2023-05-14")}
+    trio.run(reorder, hits, "What happened on 10 May 2023?", START.timestamp(), get_many)
+    assert read == [[2, 6]]  # the two rules' events, read in one call
 
 
 def config(follow: bool = True, said_then: bool = True, distinct: bool = True) -> Config:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 
 import numpy as np
 
+from solace.clock import utc_day
 from solace.config.schema import StoreConfig
 from solace.facts.classify import lexical_overlap
 from solace.facts.model import Fact, FactStatus, RecallBlock, ScoredFact
@@ -77,10 +77,6 @@ def _fill_band(ranked: list[ScoredFact], k: int, band: float) -> list[ScoredFact
     return kept
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).date().isoformat()
-
-
 def render_block(memory_id: str, store: str, scored: Sequence[ScoredFact],
                  count_tokens: Callable[[str], int]) -> RecallBlock:
     """The hidden-context block recall puts in front of the model, with its token count.
@@ -93,7 +89,7 @@ def render_block(memory_id: str, store: str, scored: Sequence[ScoredFact],
     lines = [f"Remembered facts (memory {memory_id}):"]
     for s in scored:
         f = s.fact
-        line = f"- {f.text} (as of {_day(f.last_confirmed)})"
+        line = f"- {f.text} (as of {utc_day(f.last_confirmed)})"
         if f.status is FactStatus.CONFLICTING:
             line += f" [CONFLICT with {', '.join(f.conflicts_with) or 'another fact'}: confirm]"
         lines.append(line)

@@ -66,7 +66,7 @@ def interleave(consulted: Sequence[Hit], own: Sequence[Hit], k: int) -> list[Hit
             side = 1 - side
         hit = sources[side][taken[side]]
         taken[side] += 1
-        if hit.text in texts or (len(set(hit.entry_ids)) > 1 and covered.issuperset(hit.entry_ids)):
+        if hit.text in texts or (hit.event is None and covered.issuperset(hit.entry_ids)):
             continue
         texts.add(hit.text)
         covered.update(hit.entry_ids)

@@ -100,6 +100,13 @@ class Hit:
     parts: ScoreParts
     owner: str | None = None
 
+    @property
+    def event(self) -> int | None:
+        """The one event it stands for, or None when it stands for several (its entry
+        ids ascend, as its record's do)."""
+        ids = self.entry_ids
+        return ids[0] if ids and ids[0] == ids[-1] else None
+
 
 def check_record(record: MemoryRecord, *, tier: Tier, dim: int) -> None:
     """Refuse a record its tier cannot hold: a rung outside the tier, or a bad embedding.

@@ -33,13 +33,12 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import trio
 
 from solace.app import Layers, Solace
-from solace.clock import WallClock
+from solace.clock import WallClock, utc_day
 from solace.config import Config
 from solace.facts import MEMORY_ID_RULE, fact_record, is_memory_id
 from solace.facts.transfer import (
@@ -184,10 +183,6 @@ async def _run(home: Home, args: argparse.Namespace, action: Local) -> str:
 # -- printing (one path for local answers and a server's JSON) ------------------------
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d")
-
-
 def _flag(r: Mapping[str, Any]) -> str:
     conflicts = r.get("conflicts_with") or []
     return f"  [CONFLICT with {', '.join(conflicts)}]" if r.get("status") == "conflicting" \
@@ -198,7 +193,7 @@ def format_facts(records: Sequence[Mapping[str, Any]]) -> str:
     """One fact a line: id, status, importance, mentions, last-confirmed day, text."""
     return "\n".join(
         f"{r['id']}  {r['status']:<11}  {float(r['importance']):.2f}  x{int(r['mentions']):<3}"
-        f"  {_day(r['last_confirmed'])}  {r['text']}{_flag(r)}" for r in records
+        f"  {utc_day(r['last_confirmed'])}  {r['text']}{_flag(r)}" for r in records
     ) or "(no facts)"
 
 
