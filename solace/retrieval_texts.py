@@ -1,14 +1,14 @@
-"""The texts retrieval derives from substrate events, with speakers as routing names
-them: a rehydrated record (:func:`rehydrate_for`) and a unit's line
-(:func:`resolved_turn`). They join the actors' routing and the ladder, so they live
-beside the runtime rather than in either."""
+"""The texts retrieval derives from substrate events, with speakers as the
+conversation layer names them: a rehydrated record (:func:`rehydrate_for`) and a unit's
+line (:func:`resolved_turn`). They join the conversation layer and the ladder, so they
+live beside the runtime rather than in either."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from solace.actors.routing import speaker_of
+from solace.conversation.events import speaker_of
 
 __all__ = ["rehydrate_for", "resolved_turn"]
 

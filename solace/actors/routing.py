@@ -77,6 +77,7 @@ from functools import lru_cache
 # The fields of ``substrate.Event`` that routing reads; one protocol for the package.
 from solace.conversation.events import LAYER as CONVERSATION_LAYER
 from solace.conversation.events import LoggedEvent as EventLike
+from solace.conversation.events import speaker_of
 from solace.memory.ladder.dates import resolve_relative_dates
 from solace.models.affect import score_affect
 from solace.models.entities import calendar_parts, salient
@@ -139,14 +140,6 @@ class Perception:
     emotional_weight: float
     tags: tuple[str, ...]
     private: bool
-
-
-def speaker_of(event: EventLike) -> str:
-    """The speaker a record of ``event`` names: its author, or ``"user"`` for a message
-    the conversation layer logged on an agent's behalf with ``role = "user"``."""
-    if event.attrs.get("role") == "user":
-        return "user"
-    return event.agent
 
 
 def calendar_tags(content: str, ts: float) -> tuple[str, ...]:

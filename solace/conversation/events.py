@@ -37,6 +37,7 @@ __all__ = [
     "open_topic",
     "relocate",
     "scope_of",
+    "speaker_of",
     "summary",
     "tool_call",
     "tool_result",
@@ -81,6 +82,14 @@ class LoggedEvent(Protocol):
 
     @property
     def attrs(self) -> Mapping[str, Any]: ...
+
+
+def speaker_of(event: LoggedEvent) -> str:
+    """The speaker a record of ``event`` names: its author, or ``"user"`` for a message
+    the conversation layer logged on an agent's behalf with ``role = "user"``."""
+    if event.attrs.get("role") == "user":
+        return "user"
+    return event.agent
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,8 +45,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from solace.memory.chunks import record_events
 from solace.memory.event_vectors import EventVectorStore
+from solace.memory.form_derivation import derive_forms
 from solace.memory.holdings import Holdings
 from solace.memory.lexical import LexicalIndex, scores_among
 from solace.memory.record import MemoryRecord
@@ -220,13 +220,13 @@ class Retriever:
         events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
 
         def build() -> tuple[list[str], list[str], list[int], np.ndarray | None]:
-            forms = [self.rehydrate(record_events(r, [events[e] for e in r.entry_ids]),
-                                    self.inject_rung)
-                     for r in todo]
-            unit_texts = [self.unit_form(events[e]) for e in units]
+            texts, unit_texts, counts = derive_forms(
+                [(r, [events[e] for e in r.entry_ids]) for r in todo],
+                [events[e] for e in units], rehydrate=self.rehydrate, rung=self.inject_rung,
+                unit_form=self.unit_form, tokenizer=self.tokenizer)
             raw = [self.rehydrate([events[e]], 0) for e in unembedded]
             vectors = self.embed(raw) if raw and self.embed is not None else None
-            return forms, unit_texts, self.tokenizer.count_many(forms + unit_texts), vectors
+            return texts, unit_texts, counts, vectors
 
         texts, unit_texts, counts, vectors = await self.offloader.run(build)
         for record, text, tokens in zip(todo, texts, counts[: len(texts)], strict=True):

@@ -51,10 +51,16 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 3
 NAME = "retrieval-forms.sealed"
 PURPOSE = "snapshot"
-#: The modules whose code derives the forms and their indexes (with what they import).
-FORMS_SOURCES = ("solace.memory.candidates", "solace.memory.chunks", "solace.memory.ladder",
-                 "solace.memory.lexical", "solace.memory.retrieval_forms",
-                 "solace.retrieval_texts")
+#: The modules whose code derives the forms and their indexes (with what they import):
+#: :func:`~solace.memory.form_derivation.derive_forms`, the runtime's ``rehydrate`` and
+#: ``unit_form`` (:mod:`solace.retrieval_texts`, over the ladder's ``rehydrate_text``,
+#: which it is passed, hence the ladder by name), BM25's terms. Not the
+#: retriever that calls them (:mod:`~solace.memory.candidates`), nor how hits are scored
+#: or ordered: a kept index's documents are checked against the tiers' records by the
+#: first query's full sync, so only the texts' own derivation is stamped. Nor this
+#: module: how the file is laid out is :data:`FORMAT_VERSION`'s to say.
+FORMS_SOURCES = ("solace.memory.form_derivation", "solace.memory.ladder",
+                 "solace.memory.lexical", "solace.retrieval_texts")
 
 #: record id -> (entry ids, rehydrated text, tokens)
 RecordForms = dict[int, tuple[tuple[int, ...], str, int]]
