@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
-from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
+from solace.memory.retrieval_forms import Forms, fingerprint, read_forms, write_forms
 from solace.models.embedding_cache import SharedEmbedder
 from solace.offload import Offloader
 from solace.projections import Projection, ReplayReport, replay
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from solace.workspace import Workspace
 
 __all__ = [
-    "EventVectors", "Models", "Opened", "build_models", "build_retrievers",
-    "keep_retrieval_forms", "open_fact_memory_or_none", "open_projections",
+    "EventVectors", "Kept", "Models", "Opened", "build_models", "build_retrievers",
+    "keep_retrieval_forms", "open_fact_memory_or_none", "open_projections", "read_kept",
     "seed_retrieval_forms",
 ]
 
@@ -176,17 +176,6 @@ class EventVectors:
     ring: Any
     offloader: Offloader
 
-    @classmethod
-    async def open(cls, home: Home, models: Models, substrate: Any) -> EventVectors:
-        """Read the kept vectors (none on a new home, or of another embedder)."""
-        embedder = models.embedder
-        dim = int(await models.offloader.run(lambda: embedder.dim))
-        ring = substrate.key_ring
-        files, vectors = await models.offloader.run(functools.partial(
-            EventVectorFiles.load, home.event_vectors_dir, ring=ring, embedder=embedder.name,
-            dim=dim))
-        return cls(vectors, files, ring, models.offloader)
-
     async def save(self) -> None:
         """Write the vectors not kept yet. A failed write (a full disk) is logged, not
         raised: the vectors are a cache, embedded again when retrieval needs them."""
@@ -196,6 +185,30 @@ class EventVectors:
         except OSError as exc:
             log.error("event vectors not kept (%s); the next open embeds the events of faded "
                       "episodes again when retrieval needs them", exc)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What an open reads from files beside the projections' snapshots: the event
+    vectors' segments (as a store of their own, for :meth:`EventVectorStore.adopt`)
+    and each agent's retrieval forms (for :func:`seed_retrieval_forms`)."""
+
+    files: EventVectorFiles
+    vectors: EventVectorStore
+    forms: dict[str, Forms]
+
+
+def read_kept(home: Home, config: Config, models: Models, ring: Any) -> Kept:
+    """Read the kept vectors (none on a new home, or of another embedder) and the
+    retrieval forms made by this code and config. Blocking: the runtime runs it in a
+    thread of its own while the projections open, so neither waits for the other."""
+    embedder = models.embedder
+    files, vectors = EventVectorFiles.load(home.event_vectors_dir, ring=ring,
+                                           embedder=embedder.name, dim=int(embedder.dim))
+    stamp = _forms_fingerprint(config, models)  # parses source (once per process)
+    forms = {name: read_forms(home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp)
+             for name in ACTORS}
+    return Kept(files, vectors, forms)
 
 
 def build_retrievers(
@@ -231,14 +244,13 @@ def _forms_fingerprint(config: Config, models: Models) -> str:
                        sources=(type(models.tokenizer).__module__,))
 
 
-async def seed_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,
-                               models: Models, ring: Any) -> None:
+def seed_retrieval_forms(retrievers: dict[str, Retriever], forms: Mapping[str, Forms]
+                         ) -> None:
     """Give each retriever the texts it derived before the last close (same code and
-    config only; see :mod:`solace.memory.retrieval_forms`)."""
-    stamp = await models.offloader.run(_forms_fingerprint, config, models)  # parses source
+    config only, as :func:`read_kept` read them; see
+    :mod:`solace.memory.retrieval_forms`)."""
     for name, retriever in retrievers.items():
-        retriever.seed(await models.offloader.run(functools.partial(
-            read_forms, home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp)))
+        retriever.seed(forms.get(name, Forms()))
 
 
 async def keep_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,

@@ -4,18 +4,20 @@ Embedding, FAISS, the LLM and bulk crypto all block. They are written as plain
 synchronous functions (numpy in, numpy out) and the async runtime calls them
 through :class:`Offloader`, so no class has an async twin and the event loop never
 stalls behind a matrix multiply. One limiter per runtime bounds how many threads
-compete for the two cores.
+compete for the two cores; :func:`start` runs one call beside them (reading
+files while the loop replays), for work that mostly waits or runs outside the GIL.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
+import outcome
 import trio
 
-__all__ = ["Offloader"]
+__all__ = ["Offloader", "Pending", "start"]
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -72,3 +74,39 @@ class Offloader:
         if errors:
             raise errors[0]
         return results
+
+
+class Pending(Generic[T]):
+    """A blocking call running in a thread of its own (:meth:`Offloader.start`)."""
+
+    def __init__(self) -> None:
+        self._done = trio.Event()
+        self._outcome: outcome.Outcome[T] | None = None
+
+    async def result(self) -> T:
+        """Wait for the call; its return value, or its exception raised unchanged."""
+        await self._done.wait()
+        assert self._outcome is not None
+        return self._outcome.unwrap()
+
+
+def start(fn: Callable[..., T], /, *args: Any) -> Pending[T]:
+    """Call ``fn(*args)`` in a new thread now, outside any limiter, and return at once
+    (from inside a trio run); ``await pending.result()`` for what it returned.
+
+    Nothing waits for the call unless asked: a caller that leaves early (an error)
+    lets it finish in the background, its result dropped. So give it only work that
+    touches nothing the caller goes on to change (reading files, into objects of its
+    own)."""
+    token = trio.lowlevel.current_trio_token()
+    pending: Pending[T] = Pending()
+
+    def deliver(result: outcome.Outcome[T]) -> None:
+        pending._outcome = result
+        try:
+            token.run_sync_soon(pending._done.set)
+        except trio.RunFinishedError:  # the run ended first: nobody is waiting
+            pass
+
+    trio.lowlevel.start_thread_soon(functools.partial(fn, *args), deliver)
+    return pending

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
+from solace import offload
 from solace.actors.base import Actor, Message
 from solace.actors.context import ActorContext
 from solace.actors.fact_tools import FactTools
@@ -41,6 +42,7 @@ from solace.assembly import (
     build_retrievers,
     keep_retrieval_forms,
     open_projections,
+    read_kept,
     seed_retrieval_forms,
 )
 from solace.clock import Clock, WallClock
@@ -53,6 +55,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
+from solace.memory.retrieval_forms import Forms
 from solace.recall_order import reorder
 from solace.runtime_events import EventWriting, Observation, extra_kinds
 from solace.runtime_workspace import (
@@ -425,17 +428,22 @@ async def open_runtime(
     vectors: EventVectors | None = None
     opened: Opened | None = None
     try:
-        vectors = await EventVectors.open(where, models, substrate)
         rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
-                     models=models, memories=memories, session_type=session_type,
-                     event_vectors=vectors.vectors)
+                     models=models, memories=memories, session_type=session_type)
+        # The kept vectors and forms are read in a thread of their own (decryption and
+        # copies, mostly outside the GIL) while the projections open on the loop.
+        reading = offload.start(read_kept, where, config, models, substrate.key_ring)
         opened = await open_projections(
             memories, where, config, models, substrate, clock,
             working_memory=lambda: rt.session.working_memory if rt.session else "",
             on_appended=rt.deliver_all)
+        kept = await reading.result()
+        rt.event_vectors.adopt(kept.vectors)
+        vectors = EventVectors(rt.event_vectors, kept.files, substrate.key_ring,
+                               models.offloader)
         rt.conversations, rt.facts, rt.workspace = (
             opened.conversations, opened.facts, opened.workspace)
-        async with start_actors(rt, warm_up=warm_up):
+        async with start_actors(rt, kept.forms, warm_up=warm_up):
             yield rt
     finally:
         with trio.CancelScope(shield=True):
@@ -482,12 +490,14 @@ async def _keep_projections(opened: Opened) -> None:
 
 
 @asynccontextmanager
-async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[None]:
+async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *, warm_up: bool = True
+                       ) -> AsyncIterator[None]:
     """On ``rt`` with its projections open (:func:`~solace.assembly.open_projections`:
     ``rt.memories``, ``rt.conversations``, ``rt.facts`` and ``rt.workspace``, the last
     two None when switched off or failing to open): load Main's session context from
     the workspace, build the five actors on ``rt``'s narrow context, warm them up, and
-    run them (with the layer's timers) until the block exits."""
+    run them (with the layer's timers) until the block exits. ``forms``: each agent's
+    kept retrieval forms (:func:`~solace.assembly.read_kept`)."""
     config, models = rt.config, rt.models
     if rt.facts is not None:  # every fact write, delete and forget reaches the workspace
         rt.facts.on_appended = rt.workspace_link.events
@@ -498,8 +508,7 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
     retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors,
                                   rt.holdings)
-    ring = rt.substrate.key_ring
-    await seed_retrieval_forms(retrievers, rt.home, config, models, ring)
+    seed_retrieval_forms(retrievers, forms)  # as read_kept read them
     for name in ACTORS:
         extra: dict[str, Any] = {}
         if name == "Main":
@@ -531,4 +540,5 @@ async def start_actors(rt: Runtime, *, warm_up: bool = True) -> AsyncIterator[No
                 nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):  # the texts retrieval derived, for the next open
-            await keep_retrieval_forms(retrievers, rt.home, config, models, ring)
+            await keep_retrieval_forms(retrievers, rt.home, config, models,
+                                       rt.substrate.key_ring)

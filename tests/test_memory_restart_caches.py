@@ -297,3 +297,30 @@ def test_a_merge_with_nothing_to_write_clears_stale_segments(tmp_path: Path) -> 
     assert files.stale == [path] and len(got) == 0
     assert files.save(got, ring=ring) == 0 and not path.exists()
     assert len(load(tmp_path, ring)[1]) == 0
+
+
+def test_adopting_a_store_read_elsewhere_takes_only_what_is_not_held() -> None:
+    read = EventVectorStore()
+    kept = vecs(range(0, BLOCK_ROWS + 5), seed=12)
+    read.add_new(np.array(list(kept), dtype=np.int64), np.stack(list(kept.values())))
+    empty = EventVectorStore()
+    assert empty.adopt(read) == len(kept)
+    assert empty._blocks[0] is read._blocks[0]  # moved, not copied
+    assert same(dict(empty), dict(read))
+    query = np.ones(DIM, dtype=np.float32)
+    assert np.array_equal(empty.similarities(query), read.similarities(query))
+
+    live = EventVectorStore()  # the loop embedded two events while the files were read
+    live[3] = -kept[3]
+    live[10**5] = kept[4]
+    assert live.adopt(read) == len(kept) - 1
+    assert np.array_equal(live[3], (-kept[3]).astype(np.float16).astype(np.float32))
+    assert same({e: live[e] for e in kept if e != 3}, {e: v for e, v in kept.items() if e != 3})
+
+    wide = EventVectorStore()
+    wide[0] = np.ones(DIM + 1, dtype=np.float32)
+    with pytest.raises(ValueError, match=f"{DIM} dimensions"):
+        wide.adopt(read)
+    assert list(wide) == [0]
+    with pytest.raises(TypeError, match="read-only"):
+        live.frozen().adopt(read)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 import trio
 
-from solace.offload import Offloader
+from solace.offload import Offloader, start
 
 
 async def test_run_returns_the_result_and_raises_the_callables_own_error() -> None:
@@ -59,3 +59,19 @@ async def test_a_started_call_finishes_and_returns_even_when_cancelled() -> None
         chunks = await Offloader(2).run_chunks(
             lambda items: threading.Event().wait(0.2) or list(items), [1] * 16)
     assert chunks == [[1] * 8, [1] * 8]
+
+
+async def test_a_started_call_runs_beside_the_loop_and_gives_its_result_or_its_error() -> None:
+    loop_ran = threading.Event()
+
+    def waits_for_the_loop() -> str:
+        assert loop_ran.wait(5)  # only true if the loop went on while this ran
+        return "read"
+
+    pending = start(waits_for_the_loop)
+    await trio.sleep(0)
+    loop_ran.set()
+    assert await pending.result() == "read"
+    failing = start(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # unchanged, not in a group
+        await failing.result()

@@ -200,6 +200,30 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._last = None  # the pool stays: keyed by size, rows added since merge in
         return len(ids)
 
+    def adopt(self, other: EventVectorStore) -> int:
+        """Take every vector of ``other`` (a store read in another thread, not used
+        after) that this one does not hold; returns how many. Into an empty store its
+        rows move without a copy; otherwise they are added as :meth:`add_new` adds.
+
+        Raises:
+            ValueError: their widths differ; nothing is taken.
+        """
+        if self._frozen:
+            raise TypeError("a frozen copy of the event vectors is read-only")
+        if other is self or not len(other):
+            return 0
+        if self._dim is not None and other._dim != self._dim:
+            raise ValueError(f"vectors of {other._dim} dimensions, the store holds "
+                             f"{self._dim}-d vectors")
+        if not self._size:
+            self._dim, self._size = other._dim, other._size
+            self._blocks, self._wide = other._blocks, other._wide
+            self._row_of, self._entry_of = other._row_of, other._entry_of
+            self._last = self._last_top = None
+            return self._size
+        ids = other._entry_of[: other._size]
+        return self.add_new(ids, other.stored(ids))
+
     def stored(self, entry_ids: np.ndarray) -> np.ndarray:
         """The rows of ``entry_ids`` as kept (float16), one per id, in their order.
 
