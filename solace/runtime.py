@@ -14,6 +14,8 @@ are rebuilt from it.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -48,6 +50,7 @@ from solace.assembly import (
 from solace.clock import Clock, WallClock
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
+from solace.heap import release_free_heap
 from solace.home import Home
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.hit_merge import distinct, interleave
@@ -353,6 +356,21 @@ class Runtime(EventWriting):
             await trio.sleep(self.config.runtime.status_interval_seconds)
             log.info("status: %s", self.status())
 
+    async def _heap_loop(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Hand the heap the process freed back to the OS (:mod:`solace.heap`) now,
+        after opening, and every ``runtime.release_heap_seconds``; 0: never. Real
+        seconds (``time.monotonic``): under a test's jumping clock it stays as rare."""
+        task_status.started()
+        every = self.config.runtime.release_heap_seconds
+        last = -math.inf
+        while every:
+            if time.monotonic() - last >= every:
+                last = time.monotonic()
+                await self.offloader.run(release_free_heap)
+            await trio.sleep(every)
+
     # -------------------------------------------------- conversation layer
 
     async def conversation_command(self, line: str) -> str | None:
@@ -444,6 +462,7 @@ async def open_runtime(
         rt.conversations, rt.facts, rt.workspace = (
             opened.conversations, opened.facts, opened.workspace)
         async with start_actors(rt, kept.forms, warm_up=warm_up):
+            del kept  # seeded: holding the kept forms too would keep a second copy
             yield rt
     finally:
         with trio.CancelScope(shield=True):
@@ -509,6 +528,7 @@ async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *, warm_up: bool
     retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors,
                                   rt.holdings)
     seed_retrieval_forms(retrievers, forms)  # as read_kept read them
+    del forms  # the retrievers hold what they need (at 182k events the rest is 130 MB)
     for name in ACTORS:
         extra: dict[str, Any] = {}
         if name == "Main":
@@ -534,6 +554,8 @@ async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *, warm_up: bool
             await nursery.start(supervise, rt.conversations.run, health)
             health = rt.task_health["status"] = TaskHealth("status line")
             await nursery.start(supervise, rt._status_loop, health)
+            health = rt.task_health["heap"] = TaskHealth("freed heap returned")
+            await nursery.start(supervise, rt._heap_loop, health)
             try:
                 yield
             finally:

@@ -371,6 +371,8 @@ class RuntimeConfig:
     """The long-lived process."""
 
     status_interval_seconds: float = 300.0
+    # Seconds between handing freed heap back to the OS (solace.heap); 0 never does.
+    release_heap_seconds: float = 60.0
     hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
     time_heartbeat_seconds: float = 900.0
     blocking_threads: int = 2
@@ -388,6 +390,7 @@ class RuntimeConfig:
     cue_rung: int = 1  # a used cue re-enters working at this rung
 
     def __post_init__(self) -> None:
+        _non_negative(self, "release_heap_seconds")
         _positive(
             self,
             "status_interval_seconds",
