@@ -114,3 +114,24 @@ async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_aga
     other = config(episode_min_similarity=-0.5)  # forms depend on the memory config
     async with open_runtime(tmp_path, other, clock=clock, warm_up=False) as rt:
         assert rt.agent("Main").retriever.forms().units == {}
+
+
+async def test_units_whose_vectors_were_lost_are_embedded_again_by_the_first_recall(
+    tmp_path: Path,
+) -> None:
+    clock, episodes = ReplayClock(START), config(episode_min_similarity=-1.0)
+    async with open_runtime(tmp_path, episodes, clock=clock) as rt:
+        await fill(rt)
+        await rt.agent("Main").recall("pottery class", k=3)
+        vectors = dict(rt.event_vectors)
+    for segment in (tmp_path / "memory" / "event-vectors").iterdir():
+        segment.unlink()  # the kept vectors are a cache: lost, nothing else is
+    async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
+        units = {e for memory in rt.memories.values()
+                 for tier in (memory.working, memory.longterm)
+                 for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
+        assert units and not units & rt.event_vectors.keys()
+        await rt.agent("Main").recall("pottery class", k=3)
+        main_units = set(rt.agent("Main").retriever.forms().units)
+        assert main_units and main_units <= rt.event_vectors.keys()
+        assert all(np.array_equal(rt.event_vectors[e], vectors[e]) for e in main_units)
