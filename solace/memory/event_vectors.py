@@ -207,6 +207,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
 
         Raises:
             ValueError: their widths differ; nothing is taken.
+            TypeError: this store is a frozen copy.
         """
         if self._frozen:
             raise TypeError("a frozen copy of the event vectors is read-only")

@@ -25,8 +25,8 @@ def derive_forms(
     unit_form: Callable[[Any], str], tokenizer: Any,
 ) -> tuple[list[str], list[str], list[int]]:
     """The forms a retriever derives: each record rehydrated at ``rung`` from the events
-    it stands for, and each unit event's line. Returns ``(record texts, unit texts, the
-    token counts of both, records' first)``."""
+    it stands for, and each unit event's line. Returns ``(record texts, unit texts,
+    token counts)``, the counts of the record texts first, then of the unit texts."""
     texts = [rehydrate(record_events(record, events), rung) for record, events in records]
     unit_texts = [unit_form(event) for event in units]
     return texts, unit_texts, list(tokenizer.count_many(texts + unit_texts))
