@@ -9,6 +9,7 @@ from runtime_support import LINES, START, fill
 
 from solace import ReplayClock, open_runtime
 from solace.config import AgentConfig, Config, MemoryConfig, ModelsConfig, SubstrateConfig
+from solace.memory.retrieval_forms import Forms
 
 
 def config(warmup: int = 2, budget: int = 40, **memory: float) -> Config:
@@ -87,21 +88,34 @@ async def test_warm_up_rehydrates_the_newest_longterm_records_so_no_agent_starts
         assert hits
 
 
+EPISODES = config(episode_min_similarity=-1.0)  # every turn joins an episode
+
+
+async def recalled_home(tmp_path: Path, clock: ReplayClock
+                        ) -> tuple[dict[int, np.ndarray], dict[str, Forms], set[int]]:
+    """A home filled and recalled from once (deriving the forms), closed: its event
+    vectors, Main's and Supervisor's forms, and its units (the events of every
+    multi-event record, which retrieval ranks inside episodes)."""
+    async with open_runtime(tmp_path, EPISODES, clock=clock) as rt:
+        await fill(rt)
+        await rt.agent("Main").recall("pottery class", k=3)
+        forms = {n: rt.agent(n).retriever.forms() for n in ("Main", "Supervisor")}
+        return dict(rt.event_vectors), forms, units_of(rt)
+
+
+def units_of(rt) -> set[int]:  # type: ignore[no-untyped-def]
+    return {e for memory in rt.memories.values() for tier in (memory.working, memory.longterm)
+            for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
+
+
 async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_again(
     tmp_path: Path,
 ) -> None:
-    clock, episodes = ReplayClock(START), config(episode_min_similarity=-1.0)
-    async with open_runtime(tmp_path, episodes, clock=clock) as rt:
-        await fill(rt)
-        await rt.agent("Main").recall("pottery class", k=3)  # derives the forms
-        vectors = dict(rt.event_vectors)
-        forms = {n: rt.agent(n).retriever.forms() for n in ("Main", "Supervisor")}
-        units = {e for memory in rt.memories.values()
-                 for tier in (memory.working, memory.longterm)
-                 for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
+    clock = ReplayClock(START)
+    vectors, forms, units = await recalled_home(tmp_path, clock)
     assert units and units <= vectors.keys()  # the events retrieval ranks inside episodes
     assert units & forms["Main"].units.keys()
-    async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
+    async with open_runtime(tmp_path, EPISODES, clock=clock, warm_up=False) as rt:
         assert rt.event_vectors.keys() == vectors.keys()
         assert all(np.array_equal(rt.event_vectors[e], vectors[e]) for e in vectors)
         for name, kept in forms.items():
@@ -119,17 +133,12 @@ async def test_restart_keeps_event_vectors_and_derived_forms_so_none_is_made_aga
 async def test_units_whose_vectors_were_lost_are_embedded_again_by_the_first_recall(
     tmp_path: Path,
 ) -> None:
-    clock, episodes = ReplayClock(START), config(episode_min_similarity=-1.0)
-    async with open_runtime(tmp_path, episodes, clock=clock) as rt:
-        await fill(rt)
-        await rt.agent("Main").recall("pottery class", k=3)
-        vectors = dict(rt.event_vectors)
+    clock = ReplayClock(START)
+    vectors, _, _ = await recalled_home(tmp_path, clock)
     for segment in (tmp_path / "memory" / "event-vectors").iterdir():
         segment.unlink()  # the kept vectors are a cache: lost, nothing else is
-    async with open_runtime(tmp_path, episodes, clock=clock, warm_up=False) as rt:
-        units = {e for memory in rt.memories.values()
-                 for tier in (memory.working, memory.longterm)
-                 for r in tier.records() if len(r.entry_ids) > 1 for e in r.entry_ids}
+    async with open_runtime(tmp_path, EPISODES, clock=clock, warm_up=False) as rt:
+        units = units_of(rt)
         assert units and not units & rt.event_vectors.keys()
         await rt.agent("Main").recall("pottery class", k=3)
         main_units = set(rt.agent("Main").retriever.forms().units)
