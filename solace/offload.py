@@ -77,7 +77,7 @@ class Offloader:
 
 
 class Pending(Generic[T]):
-    """A blocking call running in a thread of its own (:meth:`Offloader.start`)."""
+    """A blocking call running in a thread of its own (:func:`start`)."""
 
     def __init__(self) -> None:
         self._done = trio.Event()

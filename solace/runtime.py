@@ -116,8 +116,8 @@ class Runtime(EventWriting):
     """
 
     def __init__(self, *, config: Config, clock: Clock, home: Home, substrate: Any,
-                 models: Models, memories: dict[str, Any], session_type: str = "main",
-                 event_vectors: EventVectorStore | None = None) -> None:
+                 models: Models, memories: dict[str, Any], session_type: str = "main"
+                 ) -> None:
         self.config = config
         self.clock = clock
         self.home = home
@@ -142,8 +142,9 @@ class Runtime(EventWriting):
         self.last_event_ts: float | None = None
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
-        # entry id -> rung-0 embedding (as kept across restarts: solace.memory.event_vectors)
-        self.event_vectors = event_vectors if event_vectors is not None else EventVectorStore()
+        # entry id -> rung-0 embedding; an open adopts the kept ones into it
+        # (solace.memory.event_vectors, EventVectorStore.adopt)
+        self.event_vectors = EventVectorStore()
         self.events = EventReader(substrate, models.offloader)  # recently read events
         self.holdings = Holdings(ACTORS)  # the events each agent holds (read-through)
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
