@@ -200,10 +200,11 @@ class Runtime(EventWriting):
                 await side.refresh()
             peers = [p for p in peers if self.holdings.can_add(p.agent, actor.name)]
         now = self.clock.now()
+        held = self.holdings.held(actor.name)
         hits = await recall(
             own, query, k, vector=vector, weights=actor.retrieval_weights,
             half_life_hours=actor.memory.config.recency_half_life_hours, now=now,
-            peers=peers, held=self.holdings.held(actor.name), query_tags=tuple(tags),
+            peers=peers, held=held, query_tags=tuple(tags), between=held.between,
         )
         consult = read_through and self.config.runtime.consult_time
         for name in consulted(actor.name, query) if consult else ():

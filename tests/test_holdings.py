@@ -113,3 +113,11 @@ def test_an_event_still_being_delivered_is_not_something_the_asker_lacks() -> No
     assert not h.can_add("Supervisor", "Main") and h.lacking("Supervisor", "Main") == {8}
     h.in_flight.discard(8)  # delivered, and Main never perceived it
     assert h.can_add("Supervisor", "Main")
+
+
+def test_between_counts_the_held_events_strictly_between_two_ids() -> None:
+    h = Holdings(AGENTS)
+    h.reset("Main", [record(1, (3,)), record(2, (5, 6)), record(3, (9,)), record(4, (9,))])
+    held = h.held("Main")
+    assert [held.between(3, 9), held.between(5, 6), held.between(0, 4),
+            held.between(6, 5000), held.between(9, 3)] == [2, 0, 1, 1, 0]

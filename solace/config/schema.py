@@ -123,7 +123,9 @@ class FadeWeights:
 @dataclass(frozen=True, slots=True)
 class RetrievalWeights:
     """Weights of the composite retrieval score, the same axes for both tiers, and
-    ``summary``: the share of its score a candidate standing for several events keeps.
+    ``summary``: the share of its score a candidate standing for several events keeps;
+    ``context``: the share of the gap to the best adjacent turn's score that a turn
+    closes (:mod:`solace.memory.adjacent`).
 
     Chosen on LoCoMo's tuning split (conversations 0-4, ``benchmarks/locomo_recall.py``):
     see that benchmark's docstring."""
@@ -134,9 +136,10 @@ class RetrievalWeights:
     emotion: float = 0.1
     tags: float = 0.1
     summary: float = 0.8
+    context: float = 0.5
 
     def __post_init__(self) -> None:
-        _non_negative(self, "relevance", "lexical", "recency", "emotion", "tags")
+        _non_negative(self, "relevance", "lexical", "recency", "emotion", "tags", "context")
         _within(self, "summary", 0.0, 1.0)
 
 

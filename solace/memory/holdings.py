@@ -48,6 +48,12 @@ class Held:
     def __len__(self) -> int:
         return self._counts.nonzero
 
+    def between(self, first: int, last: int) -> int:
+        """How many of these events lie strictly between entry ids ``first`` and
+        ``last`` (one slice of the counts: keep ``last - first`` small)."""
+        counts = self._counts.array
+        return int(np.count_nonzero(counts[max(first + 1, 0):min(last, len(counts))]))
+
     def __repr__(self) -> str:
         return f"Held({len(self)} events)"
 

@@ -73,10 +73,12 @@ class ScoreParts:
     recency: float = 0.0
     emotion: float = 0.0
     tags: float = 0.0
+    context: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.relevance + self.lexical + self.recency + self.emotion + self.tags
+        return self.relevance + self.lexical + self.recency + self.emotion + self.tags \
+            + self.context
 
 
 @dataclass(frozen=True, slots=True)

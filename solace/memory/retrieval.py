@@ -14,7 +14,11 @@ embedding similarity over many. Both are scored on the same axes —
 each multiplied by the asking agent's :class:`~solace.config.RetrievalWeights`; a
 candidate standing for several events (a summary) then scores ``weights.summary`` of
 that, so at equal relevance one event in full comes before a summary that carries
-only part of each of its events' words. The order is by total score, then working
+only part of each of its events' words. Then each of the asker's own candidates
+standing for one event closes ``weights.context`` of the gap to the best score among
+its candidates for the turns said next to it (:mod:`solace.memory.adjacent`): a reply
+is found by the question it answers, and no turn rises for a worse neighbour. The
+order is by total score, then working
 before long-term, then newer, then record id, so equal scores never reorder between
 runs.
 
@@ -39,6 +43,7 @@ import numpy as np
 import trio
 
 from solace.config import RetrievalWeights
+from solace.memory.adjacent import context_scores
 from solace.memory.record import Hit, MemoryRecord, ScoreParts, Tier
 
 __all__ = [
@@ -55,7 +60,7 @@ __all__ = [
     "tag_match_scores",
 ]
 
-PART_NAMES = ("relevance", "lexical", "recency", "emotion", "tags")
+PART_NAMES = ("relevance", "lexical", "recency", "emotion", "tags", "context")
 
 
 class EventReader(Protocol):
@@ -173,6 +178,14 @@ class Gathered:
                          float(self.lexical[i]), record.text, record.tokens,
                          tuple(record.entry_ids))
 
+    def entries(self) -> np.ndarray:
+        """Per candidate, the one event it stands for, or -1 (it stands for several)."""
+        n = len(self.working)
+        out = np.full(len(self), -1, dtype=np.int64)
+        for i in np.flatnonzero(self.single).tolist():
+            out[i] = (self.working[i].entry_ids if i < n else self.others[i - n].entry_ids)[0]
+        return out
+
     @property
     def candidates(self) -> list[Candidate]:
         """Every candidate, built (recall builds only those it picks)."""
@@ -226,9 +239,10 @@ def composite_parts(
     weights: RetrievalWeights,
     single: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The weighted parts, shape ``(n, 5)`` in :data:`PART_NAMES` order; rows sum to the
-    score. A row whose ``single`` is False (a candidate standing for several events) is
-    then scaled by ``weights.summary``; without ``single`` no row is."""
+    """The weighted parts, shape ``(n, 5)`` in :data:`PART_NAMES` order (all but
+    ``context``, which :func:`recall` adds once the totals are known). A row whose
+    ``single`` is False (a candidate standing for several events) is then scaled by
+    ``weights.summary``; without ``single`` no row is."""
     w = np.array(
         [weights.relevance, weights.lexical, weights.recency, weights.emotion, weights.tags]
     )
@@ -303,6 +317,7 @@ async def recall(
     held: Container[int] = frozenset(),
     query_tags: Sequence[str] = (),
     private: bool = True,
+    between: Callable[[int, int], int] | None = None,
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
 
@@ -320,6 +335,10 @@ async def recall(
     something the asker lacks. A hit adding nothing to better hits is skipped (see
     :func:`select`), so the same event is injected once. ``private=False`` leaves the
     asker's own private records out too (its memory consulted for another agent).
+    ``between`` counts the events the asker holds strictly between two entry ids
+    (:meth:`~solace.memory.holdings.Held.between`); with it, the asker's own
+    candidates gain their ``context`` part (:mod:`solace.memory.adjacent`), without it
+    that part is 0.
 
     Returns:
         At most ``k`` hits, best first (see :func:`rank_order`).
@@ -370,6 +389,12 @@ async def recall(
         weights,
         column("single"),
     )
+    context = np.zeros(starts[-1])
+    if between is not None and weights.context > 0.0:
+        totals = parts.sum(axis=1)
+        context[: starts[1]] = context_scores(own.entries(), totals[: starts[1]], between,
+                                              weights.context)
+    parts = np.column_stack([parts, context])
     totals = parts.sum(axis=1)
     order = rank_order(totals, column("longterm"), event_ts, column("record_id"))
     chosen = select(order, lambda i: candidate(i).covers, lambda i: candidate(i).exact, k)
