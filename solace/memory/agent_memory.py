@@ -51,6 +51,7 @@ from solace.memory.chunks import (
     record_events,
     split_rung0,
 )
+from solace.memory.entry_index import EntryIndex
 from solace.memory.fade import FadeCounters
 from solace.memory.fading import FULL_PAUSE_FIRST, FULL_PAUSE_MAX, Fading, tracking
 from solace.memory.ladder import Ladder, format_raw, rehydrate_text
@@ -110,7 +111,7 @@ class AgentMemory(Fading):
         self.index_params = index_params(memory_config)  # for every long-term store made
         self.longterm = open_longterm_store(dim=dim, params=self.index_params)
         self.counters = FadeCounters()
-        self._entries: dict[int, int] = {}  # entry id -> record id standing for it
+        self._entries = EntryIndex()  # entry id -> record id standing for it
         self._references = PendingReferences()  # written before the next fade event
         self._next_extra_id = EXTRA_ID_BASE
         self._lt_queue: deque[tuple[float, int]] = deque()  # (created, id) of long-term rung 2

@@ -21,6 +21,7 @@ import trio
 
 from solace.clock import Clock
 from solace.config import AgentConfig
+from solace.memory.entry_index import EntryIndex
 from solace.memory.fade import FadeColumns, FadeCounters, FadeReport, fade_score, plan_round
 from solace.memory.ladder import Demotion, Ladder
 from solace.memory.longterm import LongTermStore
@@ -63,7 +64,7 @@ class Fading:
     _lock: trio.Lock
     _step_lock: trio.Lock
     _wake: trio.Event
-    _entries: dict[int, int]
+    _entries: EntryIndex
     _lt_queue: deque[tuple[float, int]]
     _references: PendingReferences
 

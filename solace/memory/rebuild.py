@@ -44,6 +44,7 @@ from solace.memory.chunks import (
     chunk_record_id,
     is_chunk_id,
 )
+from solace.memory.entry_index import EntryIndex
 from solace.memory.ladder import EmbeddingSource, mean_embedding
 from solace.memory.record import MemoryRecord
 from solace.memory.record_codec import record_from_attrs, record_to_attrs
@@ -251,7 +252,7 @@ class ReplayState:
         self.tier: dict[int, TierName] = {}
         self.records: dict[int, MemoryRecord] = {}
         self.recipe_of: dict[int, _Recipe] = {}  # record id -> how to make its vector
-        self.entries: dict[int, int] = {}  # entry id -> record id
+        self.entries = EntryIndex()  # entry id -> record id
         self.next_extra_id = EXTRA_ID_BASE
         self.applied = 0
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from solace.memory.chunks import RECENT_SPLITS, SPLIT_ABOVE_TOKENS, Chunk, split_rung0
+from solace.memory.entry_index import EntryIndex
 from solace.memory.ladder import format_raw
 from solace.memory.longterm import LongTermTier, open_longterm_store
 from solace.memory.rebuild import (
@@ -65,7 +66,7 @@ class Restored:
 
     working: list[MemoryRecord]
     longterm: LongTermTier
-    entries: dict[int, int]
+    entries: EntryIndex
     next_extra_id: int
     counters: dict[str, Any]
     source: Literal["snapshot", "rebuild"]
@@ -166,7 +167,7 @@ async def complete(memory: AgentMemory, loaded: Loaded, events: Sequence[Any]) -
     vectors = await _embed_pending(memory, state)
     working = state.records_of("working", vectors)
     await memory.offloader.run(_sync_longterm, longterm, state.records_of("longterm", vectors))
-    return Restored(working, longterm, dict(state.entries), state.next_extra_id,
+    return Restored(working, longterm, state.entries.copy(), state.next_extra_id,
                     loaded.counters, "snapshot" if loaded.reason is None else "rebuild",
                     loaded.reason, replayed)
 
