@@ -96,8 +96,10 @@ async def test_working_records_still_compete_and_score_by_their_tags(tmp_path: P
         adoption = records["adoption"].record_id  # working, tagged "Work"
         assert plain[adoption].parts.tags == 0 and tagged[adoption].parts.tags > 0
         assert tagged[adoption].score > plain[adoption].score
-        for rid in working - {adoption}:
-            assert tagged[rid].score == plain[rid].score
+        for rid in working - {adoption}:  # their own parts; context follows a neighbour's
+            assert tagged[rid].score - tagged[rid].parts.context == \
+                pytest.approx(plain[rid].score - plain[rid].parts.context)
+            assert tagged[rid].parts.tags == plain[rid].parts.tags == 0
 
 
 async def test_without_tags_recall_is_unchanged(tmp_path: Path) -> None:
