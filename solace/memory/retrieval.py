@@ -18,9 +18,8 @@ only part of each of its events' words. Then each of the asker's own candidates
 standing for one event closes ``weights.context`` of the gap to the best score among
 its candidates for the turns said next to it (:mod:`solace.memory.adjacent`): a reply
 is found by the question it answers, and no turn rises for a worse neighbour. The
-order is by total score, then working
-before long-term, then newer, then record id, so equal scores never reorder between
-runs.
+order is by total score, then working before long-term, then newer, then record id,
+so equal scores never reorder between runs.
 
 A rung-3 long-term record is an embedding and tags; it is scored lexically, and
 injected, in its rehydrated form (the text it would have at ``inject_rung``, rebuilt
