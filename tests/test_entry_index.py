@@ -44,3 +44,21 @@ def test_a_missing_entry_is_a_key_error_and_negative_ids_are_refused() -> None:
         index[-2] = 1
     with pytest.raises(ValueError, match="-1"):
         index[3] = -1
+
+
+def test_setting_many_at_once_is_setting_each_in_order() -> None:
+    rng = random.Random(11)
+    pairs = [(rng.randrange(0, 3000), rng.randrange(0, 50)) for _ in range(4000)]
+    one_by_one, at_once = EntryIndex(), EntryIndex()
+    at_once[5] = 1  # already held: overwritten, counted once
+    one_by_one[5] = 1
+    for e, r in pairs:
+        one_by_one[e] = r
+    at_once.set_many([e for e, _ in pairs], [r for _, r in pairs])
+    assert list(at_once.items()) == list(one_by_one.items())
+    assert len(at_once) == len(one_by_one)
+    at_once.set_many([], [])
+    with pytest.raises(ValueError, match="2 entry ids but 1"):
+        at_once.set_many([1, 2], [3])
+    with pytest.raises(ValueError, match="-4"):
+        at_once.set_many([1, -4], [3, 3])

@@ -258,10 +258,15 @@ class ReplayState:
 
     def seed(self, records: Iterable[MemoryRecord], tier: TierName) -> None:
         """Add records that already carry their embeddings (from a snapshot)."""
+        entries: list[int] = []
+        owners: list[int] = []
         for record in records:
-            self._put(record, tier)
+            self._put(record, tier, index=False)
+            entries.extend(record.entry_ids)
+            owners.extend([record.record_id] * len(record.entry_ids))
             vector = record.embedding
             self.recipe_of[record.record_id] = vector if vector is not None else record.text
+        self.entries.set_many(entries, owners)  # in one go: a restart seeds millions
 
     def knows_entry(self, entry_id: int) -> bool:
         """Whether some record already stands for ``entry_id``."""
@@ -336,12 +341,13 @@ class ReplayState:
                 out.append(record)
         return out
 
-    def _put(self, record: MemoryRecord, tier: TierName) -> None:
+    def _put(self, record: MemoryRecord, tier: TierName, *, index: bool = True) -> None:
         rid = record.record_id
         self.records[rid] = record
         self.tier[rid] = tier
-        for entry in record.entry_ids:
-            self.entries[entry] = rid
+        if index:  # else the caller indexes its entries (seed, in one go)
+            for entry in record.entry_ids:
+                self.entries[entry] = rid
         if rid >= self.next_extra_id and not is_chunk_id(rid):
             self.next_extra_id = rid + 1
 
