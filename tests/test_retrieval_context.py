@@ -1,8 +1,8 @@
 """A turn closes a share of the gap to the best score among the turns said next to it
 in the asker's memory (its ``context`` part): a reply is found by the question it
-answers, and a worse neighbour lifts nothing.
-Adjacency counts the events the agent holds, summaries neither give nor take, and a
-weight of 0 (or no count of held events) leaves every score as it was."""
+answers, and a worse neighbour lifts nothing. Adjacency counts the events the agent
+holds, summaries neither give nor take, and a weight of 0 leaves every score as it
+was."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ from solace.memory.record import Hit
 
 def every_id_held(first: int, last: int) -> int:
     return max(last - first - 1, 0)
+
+
+def own_score(hit: Hit) -> float:
+    return hit.score - hit.parts.context
 
 
 def test_a_turn_closes_its_share_of_the_gap_to_the_best_turn_within_reach() -> None:
@@ -100,10 +104,8 @@ async def test_recall_raises_the_reply_to_a_matching_question_unless_weighted_ze
         asked = next(h for h in hits if "Which city" in h.text)
         ranks[context] = hits.index(reply)
         if context:  # the question is the best of the turns next to the reply
-            def base(h: Hit) -> float:
-                return h.score - h.parts.context
             assert reply.parts.context == pytest.approx(
-                context * (base(asked) - base(reply)), rel=1e-6)
+                context * (own_score(asked) - own_score(reply)), rel=1e-6)
             assert asked.parts.context == 0.0  # its neighbours score below it
             assert reply.score == pytest.approx(reply.parts.total)
         else:
