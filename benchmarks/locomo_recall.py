@@ -94,8 +94,8 @@ benchmark: before 64.5 / 73.8 / 80.4 / 62.7 / 70.2 / 77.3.
   said alone. So a turn now rises only toward a better neighbour.
 - That form, Main's top 100 hits (the pool is smaller than the runtime's, so the
   figures run lower): 0.2 / 0.3 / 0.4 / 0.5 / 0.6 / 0.8 gave ev@500 74.6 / 74.9 / 75.1
-  / 75.1 / 75.1 / 74.8 and ans@500 70.5 / 70.7 / 71.0 / 71.4 / 71.5 / 71.7; a turn
-  gaining more from the turn before it than from the one after lost.
+  / 75.1 / 75.1 / 74.8 and ans@500 70.5 / 70.7 / 71.0 / 71.4 / 71.5 / 71.7; the
+  turns before and after weighted differently was no clearer a gain.
 - This benchmark: 0.4 / 0.5 / 0.6 gave 67.0 / 75.0 / 82.1 / 64.6 / 71.1 / 78.0, 67.0 /
   75.1 / 82.0 / 64.9 / 71.7 / 78.2 and 67.2 / 75.2 / 81.9 / 64.7 / 71.8 / 77.9. 0.5
   is the middle of the plateau.
