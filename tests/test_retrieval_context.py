@@ -15,6 +15,7 @@ import pytest
 from runtime_support import START
 
 from solace import ReplayClock, open_runtime
+from solace.app import Solace
 from solace.config import (
     AgentConfig,
     Config,
@@ -100,6 +101,7 @@ async def test_recall_raises_the_reply_to_a_matching_question_unless_weighted_ze
                                                at=START + i * timedelta(minutes=1))
             await rt.settle()
             hits = await rt.agent("Main").recall(query, k=6)
+            cited = await Solace(rt).recall(query, k=6)
         reply = next(h for h in hits if "Lisbon" in h.text)
         asked = next(h for h in hits if "Which city" in h.text)
         ranks[context] = hits.index(reply)
@@ -108,6 +110,10 @@ async def test_recall_raises_the_reply_to_a_matching_question_unless_weighted_ze
                 context * (own_score(asked) - own_score(reply)), rel=1e-6)
             assert asked.parts.context == 0.0  # its neighbours score below it
             assert reply.score == pytest.approx(reply.parts.total)
+            shown = next(h for h in cited if "Lisbon" in h.text)  # what /recall shows
+            assert shown.context == pytest.approx(reply.parts.context)
+            assert all(h.score == pytest.approx(h.relevance + h.lexical + h.recency + h.emotion
+                                                 + h.tags + h.context) for h in cited)
         else:
             assert all(h.parts.context == 0.0 for h in hits)
     assert ranks[0.5] < ranks[0.0]

@@ -85,7 +85,8 @@ class RecallHit:
         text: the record's text as it would be injected.
         agent / owner: whose memory it is (``owner`` set for read-through hits).
         tier, rung: where it sits on the ladder (0 raw ... 3 embedding + tags).
-        score, relevance, lexical, recency, emotion, tags: the composite score and its parts.
+        score, relevance, lexical, recency, emotion, tags, context: the composite score
+            and its parts (they sum to it; ``context`` last, 0 from a server without it).
         entry_ids: the substrate events it stands for (``solace substrate dump`` shows them).
         date: ISO date-time (UTC) of the newest event it stands for.
         speakers: who said the events, in order of first appearance.
@@ -108,6 +109,7 @@ class RecallHit:
     date: str
     speakers: tuple[str, ...]
     dia_ids: tuple[str, ...]
+    context: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +163,7 @@ def _cite(hit: Hit, events: Sequence[Any]) -> RecallHit:
     return RecallHit(
         hit.text, hit.agent, hit.owner, str(getattr(hit.tier, "value", hit.tier)),
         hit.rung, hit.score, p.relevance, p.lexical, p.recency, p.emotion, p.tags,
-        hit.tokens, hit.entry_ids, _iso(newest), speakers, dia_ids,
+        hit.tokens, hit.entry_ids, _iso(newest), speakers, dia_ids, p.context,
     )
 
 

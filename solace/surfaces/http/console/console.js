@@ -244,7 +244,7 @@ async function recall(ev) {
     el("td", {}, i + 1),
     el("td", { class: "rung" }, `${h.rung} (${h.tier})`),
     el("td", { class: "score" }, num(h.score)),
-    el("td", { class: "parts muted" }, [h.relevance, h.lexical, h.recency, h.emotion, h.tags].map(num).join(" / ")),
+    el("td", { class: "parts muted" }, [h.relevance, h.lexical, h.recency, h.emotion, h.tags, h.context].map(num).join(" / ")),
     el("td", { class: "date" }, h.date),
     el("td", { class: "speakers" }, h.speakers.join(", ")),
     el("td", { class: "hit-text" }, h.text),
