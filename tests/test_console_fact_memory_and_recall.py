@@ -116,7 +116,7 @@ def test_recall_hits_show_their_parts_and_the_raw_event_is_a_click_away(
     assert float(hit.locator(".score").text_content()) == pytest.approx(api_hit["score"],
                                                                          abs=6e-4)
     expect(hit.locator(".parts")).to_have_text(
-        re.compile(r"^(-?\d+\.\d{3} / ){4}-?\d+\.\d{3}$"))
+        re.compile(r"^(-?\d+\.\d{3} / ){5}-?\d+\.\d{3}$"))  # the six parts
     hit.locator(f'button.show-event[data-entry-id="{entry}"]').click()
     expect(page.locator("#event-view")).to_be_visible()
     assert page.locator("#event-text").text_content() == RAW  # byte for byte
