@@ -16,10 +16,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["EntryIndex"]
+__all__ = ["EntryIndex", "grown_map"]
 
 _NONE = -1
-_FIRST = 1024
 
 
 class EntryIndex:
@@ -28,7 +27,7 @@ class EntryIndex:
     __slots__ = ("_ids", "_count")
 
     def __init__(self) -> None:
-        self._ids = np.full(_FIRST, _NONE, dtype=np.int64)
+        self._ids = np.full(0, _NONE, dtype=np.int64)
         self._count = 0
 
     def __contains__(self, entry_id: object) -> bool:
@@ -57,10 +56,7 @@ class EntryIndex:
         if entry_id < 0 or record_id < 0:
             raise ValueError(f"entry and record ids are >= 0, got {entry_id!r} -> "
                              f"{record_id!r}")
-        if entry_id >= len(self._ids):
-            grown = np.full(max(2 * len(self._ids), entry_id + 1), _NONE, dtype=np.int64)
-            grown[: len(self._ids)] = self._ids
-            self._ids = grown
+        self._ids = grown_map(self._ids, entry_id + 1)
         self._count += int(self._ids[entry_id] == _NONE)
         self._ids[entry_id] = record_id
 
@@ -87,11 +83,7 @@ class EntryIndex:
         # the last pair of each entry: the first of each in the reversed arrays
         unique, first = np.unique(entries[::-1], return_index=True)
         values = records[::-1][first]
-        top = int(unique[-1])
-        if top >= len(self._ids):
-            grown = np.full(max(2 * len(self._ids), top + 1), _NONE, dtype=np.int64)
-            grown[: len(self._ids)] = self._ids
-            self._ids = grown
+        self._ids = grown_map(self._ids, int(unique[-1]) + 1)
         self._count += int(np.count_nonzero(self._ids[unique] == _NONE))
         self._ids[unique] = values
 
@@ -106,3 +98,14 @@ class EntryIndex:
         out._ids = self._ids.copy()
         out._count = self._count
         return out
+
+
+def grown_map(ids: np.ndarray, size: int) -> np.ndarray:
+    """``ids`` (an int64 map indexed by id, -1 where unset) with room for ``size``
+    entries: itself if it has it, else a copy at least twice as long (and at least
+    1,024)."""
+    if size <= len(ids):
+        return ids
+    grown = np.full(max(2 * len(ids), size, 1024), _NONE, dtype=np.int64)
+    grown[: len(ids)] = ids
+    return grown

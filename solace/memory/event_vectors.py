@@ -25,6 +25,7 @@ from collections.abc import Iterator, MutableMapping
 
 import numpy as np
 
+from solace.memory.entry_index import grown_map
 from solace.memory.row_ann import ANN_ROWS, RowAnn
 from solace.memory.row_blocks import RowBlock, best_rows, gather_rows, top_rows
 
@@ -117,7 +118,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         else:
             if entry_id < 0:
                 raise KeyError(f"entry ids are >= 0, got {entry_id!r}")
-            self._row_of = _grown_map(self._row_of, entry_id + 1)
+            self._row_of = grown_map(self._row_of, entry_id + 1)
             row = self._size
             self._grow_rows(row + 1)
             self._size += 1
@@ -138,7 +139,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._wide = np.zeros((WIDE_ROWS, self._dim), dtype=np.float32)
         while len(self._blocks) * BLOCK_ROWS < rows:
             self._blocks.append(RowBlock(BLOCK_ROWS, self._dim))
-        self._entry_of = _grown_map(self._entry_of, rows)
+        self._entry_of = grown_map(self._entry_of, rows)
 
     def entries_at(self, rows: np.ndarray) -> np.ndarray:
         """The entry ids of ``rows`` (rows the store holds, as :meth:`top_rows` gives)."""
@@ -182,7 +183,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if len(ids) == 0:
             return 0
         top = int(ids.max())
-        self._row_of = _grown_map(self._row_of, top + 1)
+        self._row_of = grown_map(self._row_of, top + 1)
         start, done = self._size, 0
         self._grow_rows(start + len(ids))
         while done < len(ids):
@@ -369,16 +370,6 @@ def _best_scored(blocks: list[RowBlock], rows: np.ndarray, vector: np.ndarray, k
     """The ``k`` best of an index's shortlist ``rows``, each scored exactly from its
     float16 row (float32 widening)."""
     return best_rows(rows, gather_rows(blocks, rows).astype(np.float32) @ vector, k)
-
-
-def _grown_map(ids: np.ndarray, size: int) -> np.ndarray:
-    """``ids`` (an int64 map, -1 where unset) with room for ``size`` entries: itself if
-    it has it, else a copy at least twice as long."""
-    if size <= len(ids):
-        return ids
-    grown = np.full(max(2 * len(ids), size, 1024), -1, dtype=np.int64)
-    grown[: len(ids)] = ids
-    return grown
 
 
 #: float16 bits shifted into float32's place read as the value times 2^-112, exactly,

@@ -388,13 +388,13 @@ async def recall(
         weights,
         column("single"),
     )
+    totals = parts.sum(axis=1)
     context = np.zeros(starts[-1])
     if between is not None and weights.context > 0.0:
-        totals = parts.sum(axis=1)
         context[: starts[1]] = context_scores(own.entries(), totals[: starts[1]], between,
                                               weights.context)
+        totals = totals + context
     parts = np.column_stack([parts, context])
-    totals = parts.sum(axis=1)
     order = rank_order(totals, column("longterm"), event_ts, column("record_id"))
     chosen = select(order, lambda i: candidate(i).covers, lambda i: candidate(i).exact, k)
     asking = asker.agent
