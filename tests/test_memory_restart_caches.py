@@ -2,8 +2,9 @@
 
 Events' raw-text embeddings: append-only segments, each new vector written once; a
 damaged or foreign segment is skipped (WARNING) and replaced by the next save; too
-many segments are merged into one. They are kept as float16 and scored in float32,
-within 1e-3 of float32 storage; a float32 segment of format 1 still loads.
+many segments are merged into one. They are kept as int8 codes and a scale a row and
+scored in float32, each score within half a scale step a value of float32 storage's; a
+segment of an earlier format (float32, float16) still loads and is rewritten.
 Retrieval's derived texts: only for the code and config that made them; a damaged
 file is skipped (WARNING)."""
 
@@ -24,7 +25,7 @@ from solace.memory.event_vector_files import (
     EventVectorFiles,
     segment_role,
 )
-from solace.memory.event_vectors import BLOCK_ROWS, CHUNK_ROWS, EventVectorStore
+from solace.memory.event_vectors import BLOCK_ROWS, EventVectorStore
 from solace.memory.lexical import LexicalIndex
 from solace.memory.retrieval_forms import (
     NAME,
@@ -34,6 +35,7 @@ from solace.memory.retrieval_forms import (
     role,
     write_forms,
 )
+from solace.memory.row_blocks import CHUNK_ROWS
 from solace.sealed import read_sealed, write_sealed
 from substrate import KeyRing
 
@@ -41,9 +43,15 @@ DIM = 8
 
 
 def vecs(ids: range, seed: int = 0) -> dict[int, np.ndarray]:
-    """float32 vectors that float16 holds exactly (the store keeps float16)."""
+    """float32 vectors the store holds exactly: int8 codes, one of them +-127, times a
+    power of two (the store keeps codes and a scale a row)."""
     rng = np.random.default_rng(seed)
-    return {i: rng.standard_normal(DIM).astype(np.float16).astype(np.float32) for i in ids}
+    out = {}
+    for i in ids:
+        codes = rng.integers(-127, 128, DIM)
+        codes[rng.integers(DIM)] = 127 * rng.choice([-1, 1])
+        out[i] = (codes * 2.0 ** -int(rng.integers(3, 9))).astype(np.float32)
+    return out
 
 
 def load(path: Path, ring: KeyRing, embedder: str = "minilm"
@@ -186,27 +194,35 @@ def unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def test_similarities_from_float16_storage_are_within_1e_3_of_float32() -> None:
+def test_similarities_from_int8_rows_are_within_half_a_scale_step_a_value_of_float32() -> None:
     dim = 384
     rows = unit_rows(2 * BLOCK_ROWS + CHUNK_ROWS // 2 + 3, dim, seed=6)  # partial chunk
-    rows[0, :4] = [0.0, -0.0, 1e-6, -3e-5]  # zeros and float16 subnormals widen exactly
+    rows[0] = 0.0  # an all-zero row: scale 0, scores 0
+    rows[1] *= 1e-30  # a tiny row keeps its direction
     store = EventVectorStore()
     for eid, row in enumerate(rows):
         store[eid] = row
-    assert store._blocks[0].rows.dtype == np.float16  # 2 bytes a value, half of float32's
+    block = store._blocks[0]
+    assert block.codes.dtype == np.int8 and block.scales.dtype == np.float32  # dim + 4 B a row
+    step = np.abs(rows).max(axis=1) / 127  # each row's scale
     got = store[5]
-    assert got.dtype == np.float32 and np.abs(got - rows[5]).max() <= 2.0 ** -11
+    assert got.dtype == np.float32 and np.abs(got - rows[5]).max() <= step[5] / 2 * 1.001
+    assert np.array_equal(store[0], np.zeros(dim, dtype=np.float32))
+    assert np.abs(store[1] / 1e-30 - rows[1] / 1e-30).max() <= step[1] / 1e-30 / 2 * 1.001
     assert store.get(10**9) is None
-    half = np.stack([store[e] for e in range(len(rows))])  # the widened rows
+    kept = np.stack([store[e] for e in range(len(rows))])  # codes * scale, as float32
     for query in unit_rows(5, dim, seed=7):
         sims = store.similarities(query)
         assert sims.dtype == np.float32 and sims.shape == (len(rows),)
-        assert np.abs(sims - rows @ query).max() < 1e-3
-        assert np.allclose(sims, half @ query, rtol=0, atol=1e-6)  # only the rounding
-        big = query * 1e5  # beyond the fast path's range: widened by numpy instead
-        assert np.allclose(store.similarities(big), (half @ query) * 1e5, rtol=1e-5, atol=1e-2)
-    with pytest.raises(ValueError, match="float16"):
-        store[10**6] = np.full(dim, 1e6, dtype=np.float32)
+        bound = step / 2 * np.abs(query).sum() + 1e-5  # every value off by <= half a step
+        assert (np.abs(sims - rows @ query) <= bound).all()
+        assert sims[0] == 0.0
+        assert np.allclose(sims, kept @ query, rtol=0, atol=1e-5)  # one way of scoring
+        big = query * 1e5
+        assert np.allclose(store.similarities(big), (kept @ query) * 1e5, rtol=1e-5, atol=1.0)
+    with pytest.raises(ValueError, match="not finite"):
+        store[10**6] = np.full(dim, np.nan, dtype=np.float32)
+    assert 10**6 not in store
 
 
 def test_a_frozen_copy_is_read_only_and_keeps_what_it_was_taken_with(tmp_path: Path) -> None:
@@ -227,6 +243,7 @@ def test_a_frozen_copy_is_read_only_and_keeps_what_it_was_taken_with(tmp_path: P
 
 def write_segment(directory: Path, ring: KeyRing, version: int, ids: list[int],
                   matrix: np.ndarray, name: str = "segment-0000000000000001.sealed") -> Path:
+    """A segment as formats 1 and 2 wrote them: the vectors as floats."""
     directory.mkdir(parents=True, exist_ok=True)
     meta = {"version": version, "embedder": "minilm", "dim": DIM,
             "ids": np.array(ids, dtype=np.int64).tobytes(), "vectors": matrix.tobytes()}
@@ -234,24 +251,28 @@ def write_segment(directory: Path, ring: KeyRing, version: int, ids: list[int],
                         purpose=PURPOSE, role=segment_role(name), what="test vectors")
 
 
-def test_a_format_1_float32_segment_still_loads_and_nothing_is_lost(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+@pytest.mark.parametrize(("version", "dtype"), [(1, np.float32), (2, np.float16)])
+def test_an_earlier_formats_segment_still_loads_and_the_next_save_rewrites_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int, dtype: type,
 ) -> None:
-    assert FORMAT_VERSION == 2
+    assert FORMAT_VERSION == 3
     ring = KeyRing.generate()
     rng = np.random.default_rng(9)
-    old = {i: rng.standard_normal(DIM).astype(np.float32) for i in range(1, 30)}
-    write_segment(tmp_path, ring, 1, list(old), np.stack(list(old.values())))
+    old = {i: rng.standard_normal(DIM).astype(dtype) for i in range(1, 30)}
+    path = write_segment(tmp_path, ring, version, list(old), np.stack(list(old.values())))
     with caplog.at_level(logging.WARNING, logger="solace.memory.event_vectors"):
         files, got = load(tmp_path, ring)
-    assert caplog.text == ""  # format 1 is read, not refused
-    assert got.keys() == old.keys() and len(files.segments) == 1
-    for eid, vector in old.items():  # each rounded to float16 once, none dropped
-        assert np.array_equal(got[eid], vector.astype(np.float16).astype(np.float32))
-    assert files.save(got, ring=ring) == 0  # already on disk: not embedded or written again
-    got[40] = np.ones(DIM, dtype=np.float32)
-    assert files.save(got, ring=ring) == 1
-    assert same(dict(load(tmp_path, ring)[1]), dict(got))
+    assert caplog.text == ""  # read, not refused
+    assert got.keys() == old.keys() and files.stale == [path]
+    for eid, vector in old.items():  # each quantized once, none dropped
+        scale = np.abs(vector.astype(np.float32)).max() / 127
+        assert np.abs(got[eid] - vector).max() <= scale / 2 * 1.001
+    assert files.save(got, ring=ring) == len(old)  # rewritten as format 3, in one segment
+    assert not path.exists() and len(files.segments) == 1
+    again, back = load(tmp_path, ring)
+    assert same(dict(back), dict(got)) and again.stale == []
+    back[40] = np.ones(DIM, dtype=np.float32)
+    assert again.save(back, ring=ring) == 1
 
 
 def test_a_segment_of_an_unknown_format_is_refused_with_one_warning_and_rewritten(
@@ -285,7 +306,7 @@ def test_adding_rows_at_once_skips_ids_held_and_matches_one_at_a_time() -> None:
     assert np.array_equal(many.rows_of(ids), one.rows_of(ids))
     query = np.ones(DIM, dtype=np.float32)
     assert np.array_equal(many.similarities(query), one.similarities(query))
-    with pytest.raises(ValueError, match="float16"):
+    with pytest.raises(ValueError, match="not finite"):
         many.add_new(np.array([10**6]), np.full((1, DIM), np.inf, dtype=np.float32))
     assert 10**6 not in many
 
@@ -314,7 +335,7 @@ def test_adopting_a_store_read_elsewhere_takes_only_what_is_not_held() -> None:
     live[3] = -kept[3]
     live[10**5] = kept[4]
     assert live.adopt(read) == len(kept) - 1
-    assert np.array_equal(live[3], (-kept[3]).astype(np.float16).astype(np.float32))
+    assert np.array_equal(live[3], -kept[3])
     assert same({e: live[e] for e in kept if e != 3}, {e: v for e, v in kept.items() if e != 3})
 
     wide = EventVectorStore()

@@ -1,6 +1,6 @@
-"""FAISS searches the event vector store's float16 rows in place, exactly: the shared pool
-of best rows and each agent's dense unit candidates drawn from it (solace.memory.row_blocks,
-EventVectorStore.top_rows, UnitCandidates.scored)."""
+"""The event vector store's int8 rows are scored in place, exactly as their widened codes
+times their scales: the shared pool of best rows and each agent's dense unit candidates
+drawn from it (solace.memory.row_blocks, EventVectorStore.top_rows, UnitCandidates.scored)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from solace.memory import event_vectors, row_blocks, unit_candidates
 from solace.memory.event_vectors import EventVectorStore
-from solace.memory.row_blocks import RowBlock, top_rows
+from solace.memory.row_blocks import CHUNK_ROWS, RowBlock, quantize, row_scores, top_rows
 from solace.memory.unit_candidates import UnitCandidates, top_ids
 
 DIM = 16
@@ -24,21 +24,25 @@ def filled_blocks(rows: np.ndarray, capacity: int) -> list[RowBlock]:
     blocks = []
     for start in range(0, len(rows), capacity):
         block = RowBlock(capacity, DIM)
-        part = rows[start:start + capacity]
-        block.rows[:len(part)] = part
+        block.put(0, quantize(rows[start:start + capacity]))
         blocks.append(block)
     return blocks
 
 
+def kept_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Each row's score as the store computes it, from its codes and scale."""
+    return quantize(rows).scores(query)
+
+
 def brute_top(rows: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    scores = rows.astype(np.float16).astype(np.float32) @ query
+    scores = kept_scores(rows, query)
     best = np.lexsort((np.arange(len(rows)), -scores))[:k]
     return best, scores[best]
 
 
 @pytest.mark.parametrize("blocks_to_fill", [1, 3, 9])  # 9 >= PARALLEL_BLOCKS: two threads
 def test_top_rows_equals_scoring_every_row_with_ties_by_row(blocks_to_fill: int) -> None:
-    capacity = 32
+    capacity = CHUNK_ROWS
     rows = unit_rows(capacity * blocks_to_fill - 5, seed=blocks_to_fill)  # last block partial
     rows[7] = rows[40 % len(rows)] = rows[3]  # duplicates tie exactly
     blocks = filled_blocks(rows, capacity)
@@ -51,15 +55,16 @@ def test_top_rows_equals_scoring_every_row_with_ties_by_row(blocks_to_fill: int)
         assert got_rows.tolist() == want_rows.tolist()
         assert np.allclose(got_scores, want_scores, atol=1e-6)
         left_out = np.setdiff1d(np.arange(len(rows)), got_rows)
-        scores = rows.astype(np.float16).astype(np.float32) @ query
+        scores = kept_scores(rows, query)
         assert (scores[left_out] <= got_scores[-1] + 1e-6).all()
 
 
-@pytest.mark.parametrize("first", [0, 5, 32, 70, 200])  # inside a block, on an edge, past
+# inside a block, on a block's edge, past it, far past it
+@pytest.mark.parametrize("first", [0, 5, CHUNK_ROWS, CHUNK_ROWS + 70, 2000])
 def test_top_rows_from_a_first_row_equals_scoring_just_those_rows(first: int) -> None:
-    rows = unit_rows(32 * 5 - 3, seed=first)
+    rows = unit_rows(CHUNK_ROWS * 5 - 3, seed=first)
     rows[first % len(rows)] = rows[-1]  # a tie across the boundary
-    blocks = filled_blocks(rows, 32)
+    blocks = filled_blocks(rows, CHUNK_ROWS)
     query = unit_rows(1, seed=first + 1)[0]
     got_rows, got_scores = top_rows(blocks, len(rows), query, 12, first=first)
     want_rows, want_scores = brute_top(rows[first:], query, 12)
@@ -96,7 +101,7 @@ def test_rows_added_after_a_pool_are_searched_alone_and_merged_into_it(
 
 def test_rows_past_size_are_never_returned_even_when_written() -> None:
     rows = unit_rows(20, seed=5)
-    blocks = filled_blocks(rows, 32)
+    blocks = filled_blocks(rows, CHUNK_ROWS)
     query = rows[15]  # the best row is outside the first 10
     got, _ = top_rows(blocks, 10, query, 5)
     assert got.max() < 10 and got.tolist() == brute_top(rows[:10], query, 5)[0].tolist()
@@ -164,8 +169,7 @@ def test_scores_of_named_events_agree_whether_or_not_every_row_was_scored() -> N
     held2, remembered = store.scores_of(ids, query)
     assert held2.tolist() == held.tolist()
     assert np.allclose(widened, remembered, atol=1e-6)
-    assert np.allclose(remembered, rows[[3, 0, 39]].astype(np.float16).astype(np.float32) @ query,
-                       atol=1e-6)
+    assert np.allclose(remembered, kept_scores(rows[[3, 0, 39]], query), atol=1e-6)
 
 
 def test_a_rewritten_row_drops_the_remembered_pool() -> None:
@@ -176,3 +180,19 @@ def test_a_rewritten_row_drops_the_remembered_pool() -> None:
     assert store.entries_at(store.top_rows(query, 3)[0])[0] == 1
     store[1] = rows[39]  # event 1's vector replaced
     assert store.entries_at(store.top_rows(query, 3)[0])[0] != 1
+
+
+@pytest.mark.parametrize("blocks_to_fill", [1, 2 * row_blocks.PARALLEL_BLOCKS + 1])
+def test_row_scores_match_scoring_the_widened_rows_one_or_two_threads(blocks_to_fill: int) -> None:
+    rows = unit_rows(CHUNK_ROWS * blocks_to_fill - 7, seed=30)
+    blocks = filled_blocks(rows, CHUNK_ROWS)
+    query = unit_rows(1, seed=31)[0]
+    want = quantize(rows).widened() @ query
+    assert np.allclose(row_scores(blocks, len(rows), query), want, atol=1e-6)
+    assert np.allclose(row_scores(blocks, len(rows), query, first=CHUNK_ROWS + 3),
+                       want[CHUNK_ROWS + 3:], atol=1e-6)
+
+
+def test_a_block_whose_capacity_does_not_divide_into_chunks_is_refused() -> None:
+    with pytest.raises(ValueError, match="multiple of CHUNK_ROWS"):
+        RowBlock(CHUNK_ROWS + 1, DIM)

@@ -16,10 +16,10 @@ WARNING, its vectors are embedded again when retrieval needs them, and the next
 :meth:`EventVectorFiles.save` writes every vector into one fresh segment and deletes
 the rest. The same merge happens when more than :data:`MERGE_ABOVE` segments exist.
 Each write is atomic (:func:`~solace.sealed.write_private`); a crash between a merge's
-write and its deletes leaves vectors twice, which loading tolerates. Segments hold
-float16 vectors (format 2); a format-1 segment (float32, written before) still loads,
-its vectors rounded to float16 as they enter the store, and the next merge rewrites it
-as format 2.
+write and its deletes leaves vectors twice, which loading tolerates. Segments hold the
+vectors as the store keeps them, int8 codes and a scale a row (format 3). A segment of
+an earlier format (1: float32, 2: float16) still loads, its vectors quantized as they
+enter the store, and the next save rewrites every vector as one format-3 segment.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
-from solace.memory.event_vectors import STORE_DTYPE, EventVectorStore
+from solace.memory.event_vectors import EventVectorStore
+from solace.memory.row_blocks import Quantized, quantize
 from solace.sealed import SealedFileRefused, read_sealed, remove_stale_tmp, write_sealed
 from substrate import KeyRing
 
@@ -43,10 +44,10 @@ __all__ = ["FORMAT_VERSION", "MERGE_ABOVE", "PURPOSE", "EventVectorFiles", "Segm
 
 log = logging.getLogger(__name__)
 
-#: 2: vectors are float16; 1 (still read): float32.
-FORMAT_VERSION = 2
-#: What each format version holds its vectors as.
-_FORMAT_DTYPES = {1: np.float32, 2: np.float16}
+#: 3: int8 codes and a float32 scale a row; still read: 2 (float16), 1 (float32).
+FORMAT_VERSION = 3
+#: What each earlier format version holds its vectors as.
+_FLOAT_FORMATS = {1: np.float32, 2: np.float16}
 #: The key-derivation purpose (shared with snapshots: both are caches of the substrate).
 PURPOSE = "snapshot"
 #: More segments than this are merged into one by the next save.
@@ -70,7 +71,8 @@ class EventVectorFiles:
         saved: sorted entry ids whose vectors are on disk in a usable segment.
         segments: the usable segment files.
         stale: segment files to delete at the next save (refused, unreadable, another
-            embedder's): their vectors are written again with the rest.
+            embedder's, an earlier format's): their vectors are written again with the
+            rest.
     """
 
     directory: Path
@@ -101,32 +103,48 @@ class EventVectorFiles:
                             "retrieval needs them", exc)
                 files.stale.append(path)
                 continue
-            files.segments.append(path)
+            if isinstance(matrix, Quantized):
+                files.segments.append(path)
+            else:  # an earlier format's: loaded, and rewritten by the next save
+                files.stale.append(path)
             vectors.add_new(ids, matrix)  # skips ids held: a merge cut before its deletes
         files.saved = np.array(sorted(vectors), dtype=np.int64)
         return files, vectors
 
-    def _read(self, path: Path, ring: KeyRing) -> tuple[np.ndarray, np.ndarray]:
+    def _read(self, path: Path, ring: KeyRing) -> tuple[np.ndarray, Quantized | np.ndarray]:
+        """A segment's ids and vectors: as kept (format 3) or floats (earlier ones)."""
         try:
             raw = read_sealed(path, ring=ring, purpose=PURPOSE, role=segment_role(path.name))
             meta = msgpack.unpackb(raw, raw=False)
         except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
             raise SegmentUnusable(f"{path} refused ({exc})") from exc
         version = meta.get("version") if isinstance(meta, dict) else None
-        if not isinstance(version, int) or version not in _FORMAT_DTYPES:
-            raise SegmentUnusable(f"{path} is format version {version!r}, not one of "
-                                  f"{sorted(_FORMAT_DTYPES)}")
+        known = sorted([*_FLOAT_FORMATS, FORMAT_VERSION])
+        if not isinstance(version, int) or version not in known:
+            raise SegmentUnusable(f"{path} is format version {version!r}, not one of {known}")
         if meta.get("embedder") != self.embedder or meta.get("dim") != self.dim:
             raise SegmentUnusable(f"{path} holds vectors of {meta.get('embedder')!r} "
                                   f"({meta.get('dim')}-d), not {self.embedder!r}")
+        matrix: Quantized | np.ndarray
         try:
             ids = np.frombuffer(meta["ids"], dtype=np.int64)
-            matrix = np.frombuffer(meta["vectors"], dtype=_FORMAT_DTYPES[version]
-                                   ).reshape(-1, self.dim)
+            if version == FORMAT_VERSION:
+                matrix = Quantized(
+                    np.frombuffer(meta["codes"], dtype=np.int8).reshape(-1, self.dim),
+                    np.frombuffer(meta["scales"], dtype=np.float32))
+                if len(matrix.codes) != len(matrix.scales):
+                    raise ValueError(f"{len(matrix.codes)} rows, {len(matrix.scales)} scales")
+                if not np.isfinite(matrix.scales).all():
+                    raise ValueError("a scale is not finite")
+            else:
+                matrix = np.frombuffer(meta["vectors"], dtype=_FLOAT_FORMATS[version]
+                                       ).reshape(-1, self.dim)
         except (KeyError, TypeError, ValueError) as exc:
             raise SegmentUnusable(f"{path} has a bad field ({exc!r})") from exc
         if len(ids) != len(matrix):
             raise SegmentUnusable(f"{path} holds {len(ids)} ids for {len(matrix)} vectors")
+        if not isinstance(matrix, Quantized) and not np.isfinite(matrix).all():
+            raise SegmentUnusable(f"{path} holds a vector that is not finite")
         return ids, matrix
 
     def save(self, vectors: Mapping[int, np.ndarray], *, ring: KeyRing) -> int:
@@ -148,17 +166,19 @@ class EventVectorFiles:
             return 0
         ids.sort()
         if not len(ids):
-            matrix = np.zeros((0, self.dim), dtype=STORE_DTYPE)
+            rows = quantize(np.zeros((0, self.dim), dtype=np.float32))
         elif isinstance(vectors, EventVectorStore):
-            matrix = vectors.stored(ids)  # as kept: no float32 copy of every vector
+            rows = vectors.stored(ids)  # as kept: no float32 copy of every vector
         else:
-            matrix = np.stack([np.asarray(vectors[int(e)], dtype=np.float32) for e in ids]
-                              ).astype(STORE_DTYPE)
-        if matrix.shape[1] != self.dim:
-            raise ValueError(f"event vectors are {matrix.shape[1]}-d, the files hold {self.dim}-d")
+            rows = quantize(np.stack([np.asarray(vectors[int(e)], dtype=np.float32)
+                                      for e in ids]))
+        if rows.codes.shape[1] != self.dim:
+            raise ValueError(f"event vectors are {rows.codes.shape[1]}-d, the files hold "
+                             f"{self.dim}-d")
         name = f"{_PREFIX}{secrets.token_hex(8)}{_SUFFIX}"
         meta = {"version": FORMAT_VERSION, "embedder": self.embedder, "dim": self.dim,
-                "ids": ids.tobytes(), "vectors": np.ascontiguousarray(matrix).tobytes()}
+                "ids": ids.tobytes(), "codes": np.ascontiguousarray(rows.codes).tobytes(),
+                "scales": np.ascontiguousarray(rows.scales).tobytes()}
         path = write_sealed(self.directory / name, msgpack.packb(meta, use_bin_type=True),
                             ring=ring, purpose=PURPOSE, role=segment_role(name),
                             what="the event vectors")

@@ -6,15 +6,14 @@ entry id -> vector, filled at ingest (a rung-0 record's embedding is its event's
 by retrieval on first use, and shared by every agent. They are kept across restarts
 in sealed segment files (:mod:`~solace.memory.event_vector_files`).
 
-Vectors are kept as float16 (:data:`STORE_DTYPE`), in memory and in segments: 768 B
-an event at 384-d instead of 1.5 KB. Scores are still float32:
-:meth:`EventVectorStore.similarities` widens :data:`CHUNK_ROWS` rows at a time into a
-float32 scratch buffer and multiplies that (numpy's float16 matmul and float16 cast
-are many times slower). For unit vectors a score moves by at most 2^-11 (~4.9e-4)
-from its float32 value; top-10 agreement with float32 is measured by
-``benchmarks/vector_precision.py``. From :data:`~solace.memory.row_ann.ANN_ROWS` rows
-on, :meth:`EventVectorStore.top_rows` searches an approximate index
-(:mod:`~solace.memory.row_ann`) and scores its shortlist exactly.
+Vectors are kept as int8 codes with one float32 scale a row
+(:mod:`~solace.memory.row_blocks`), in memory and in segments: 388 B an event at 384-d,
+where float16 took 768 and float32 1,536. Scores are float32 products of the widened
+codes, scaled; top-10 agreement with float32 rows, and LoCoMo evidence recall both
+ways, are measured by ``benchmarks/vector_precision.py``. From
+:data:`~solace.memory.row_ann.ANN_ROWS` rows on, :meth:`EventVectorStore.top_rows`
+searches an approximate index (:mod:`~solace.memory.row_ann`) and scores its shortlist
+exactly.
 """
 
 from __future__ import annotations
@@ -27,35 +26,37 @@ import numpy as np
 
 from solace.memory.entry_index import grown_map
 from solace.memory.row_ann import ANN_ROWS, RowAnn
-from solace.memory.row_blocks import RowBlock, best_rows, gather_rows, top_rows
+from solace.memory.row_blocks import (
+    Quantized,
+    RowBlock,
+    best_rows,
+    gather_rows,
+    quantize,
+    row_scores,
+    top_rows,
+)
 
-__all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "STORE_DTYPE", "WIDE_ROWS", "EventVectorStore"]
+__all__ = ["BLOCK_ROWS", "WIDE_ROWS", "EventVectorStore"]
 
 log = logging.getLogger(__name__)
 
-#: How rows are kept, in memory and in segments.
-STORE_DTYPE = np.float16
-#: The smallest magnitude float16 rounds to infinity.
-_HALF_LIMIT = 65520.0
 #: Rows per block of :class:`EventVectorStore` (a block is allocated whole, never moved).
 BLOCK_ROWS = 4096
-#: Rows of the first block are kept widened to float32 too (6 MB at 384-d, whatever the
-#: store's size): a store that fits in it, as most homes do, is scored by one float32
-#: product (at 2,600 rows 0.04 ms, against 0.42 ms widened chunk by chunk).
+#: The codes of the first block's rows are kept widened to float32 too (6 MB at 384-d,
+#: whatever the store's size): a store that fits in it, as most homes do, is scored by
+#: one float32 product, not widened chunk by chunk on every query.
 WIDE_ROWS = BLOCK_ROWS
-#: Rows widened to float32 at a time by :meth:`EventVectorStore.similarities` (the
-#: scratch buffer, 768 KB at 384-d, stays in cache); divides :data:`BLOCK_ROWS`.
-CHUNK_ROWS = 512
 
 
 class EventVectorStore(MutableMapping[int, np.ndarray]):
-    """The runtime's one copy of the events' vectors: entry id -> vector, kept as
-    float16 (:data:`STORE_DTYPE`) and handed out as a float32 copy.
+    """The runtime's one copy of the events' vectors: entry id -> vector, kept as int8
+    codes and a scale a row (:mod:`~solace.memory.row_blocks`) and handed out as a
+    float32 copy of that (``codes * scale``).
 
     Rows live in fixed blocks of :data:`BLOCK_ROWS` (:class:`~solace.memory.row_blocks.
     RowBlock`: a block never moves, so growing copies nothing and :meth:`frozen` copies
     no row). Every agent's retrieval asks the same query vector of the same events, so
-    :meth:`top_rows` (FAISS over the blocks) and :meth:`similarities` (every row) are
+    :meth:`top_rows` (the best rows) and :meth:`similarities` (every row) are
     remembered for the last query vector, and the agents pick their units' rows out of
     that (:meth:`rows_of`, :meth:`entries_at`) instead of each scoring its own copy.
     Mutated on the event loop only; a vector, once set, is not changed.
@@ -64,7 +65,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
     def __init__(self) -> None:
         self._dim: int | None = None
         self._blocks: list[RowBlock] = []
-        self._wide = np.zeros((0, 0), dtype=np.float32)  # the first WIDE_ROWS, as float32
+        self._wide = np.zeros((0, 0), dtype=np.float32)  # the first WIDE_ROWS' codes, widened
         self._size = 0
         self._row_of = np.full(0, -1, dtype=np.int64)  # entry id -> row (-1: none)
         self._entry_of = np.full(0, -1, dtype=np.int64)  # row -> entry id
@@ -92,8 +93,8 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         row = self._row(entry_id)
         if row < 0:
             raise KeyError(entry_id)
-        vector: np.ndarray = self._blocks[row // BLOCK_ROWS].rows[row % BLOCK_ROWS].astype(
-            np.float32)
+        block, offset = self._blocks[row // BLOCK_ROWS], row % BLOCK_ROWS
+        vector: np.ndarray = block.codes[offset].astype(np.float32) * block.scales[offset]
         return vector
 
     def __iter__(self) -> Iterator[int]:
@@ -108,10 +109,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if vector.shape != (self._dim,):
             raise ValueError(f"event {entry_id}'s vector has shape {vector.shape}, "
                              f"the store holds {self._dim}-d vectors")
-        if not float(np.abs(vector).max(initial=0.0)) < _HALF_LIMIT:  # inf, or NaN
-            raise ValueError(f"event {entry_id}'s vector is not finite in float16 "
-                             f"(|x| < 65520; embeddings are unit vectors)")
-        half = vector.astype(STORE_DTYPE)
+        if not np.isfinite(vector).all():
+            raise ValueError(f"event {entry_id}'s vector is not finite")
+        kept = quantize(vector[None])
         row = self._row(entry_id)
         if row >= 0:  # a row rewritten: a pool may hold its old score
             self._last_top = None
@@ -124,9 +124,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._size += 1
             self._row_of[entry_id] = row
             self._entry_of[row] = entry_id
-        self._blocks[row // BLOCK_ROWS].rows[row % BLOCK_ROWS] = half
-        if row < WIDE_ROWS:
-            self._wide[row] = half
+        self._put(row, kept)
         self._last = None  # the pool stays: keyed by size, rows added since merge in
 
     def __delitem__(self, entry_id: int) -> None:
@@ -141,6 +139,13 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._blocks.append(RowBlock(BLOCK_ROWS, self._dim))
         self._entry_of = grown_map(self._entry_of, rows)
 
+    def _put(self, row: int, rows: Quantized) -> None:
+        """Write ``rows`` from ``row`` on (inside one block), widened into the head too."""
+        self._blocks[row // BLOCK_ROWS].put(row % BLOCK_ROWS, rows)
+        if row < WIDE_ROWS:
+            end = min(row + len(rows), WIDE_ROWS)
+            self._wide[row:end] = rows.codes[:end - row]
+
     def entries_at(self, rows: np.ndarray) -> np.ndarray:
         """The entry ids of ``rows`` (rows the store holds, as :meth:`top_rows` gives)."""
         return self._entry_of[np.asarray(rows, dtype=np.int64)]
@@ -153,32 +158,37 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         rows[inside] = self._row_of[ids[inside]]
         return rows
 
-    def add_new(self, entry_ids: np.ndarray, matrix: np.ndarray) -> int:
-        """Set the vectors (rows of ``matrix``) of those ``entry_ids`` the store does not
-        hold yet (the first of repeated ids), all at once; returns how many.
+    def add_new(self, entry_ids: np.ndarray, matrix: np.ndarray | Quantized) -> int:
+        """Set the vectors (rows of ``matrix``: floats, or rows as another store keeps
+        them) of those ``entry_ids`` the store does not hold yet (the first of repeated
+        ids), all at once; returns how many.
 
         Raises:
-            ValueError: a row of the wrong width, or not finite in float16; nothing is set.
+            ValueError: a row of the wrong width, or not finite; nothing is set.
         """
         if self._frozen:
             raise TypeError("a frozen copy of the event vectors is read-only")
         ids = np.asarray(entry_ids, dtype=np.int64)
-        matrix = np.asarray(matrix)
-        if matrix.ndim != 2 or len(matrix) != len(ids):
-            raise ValueError(f"{len(ids)} ids for vectors of shape {matrix.shape}")
+        rows = matrix if isinstance(matrix, Quantized) else np.asarray(matrix)
+        shape = rows.codes.shape if isinstance(rows, Quantized) else rows.shape
+        if len(shape) != 2 or shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} ids for vectors of shape {shape}")
         if len(ids) == 0:
             return 0
-        dim = self._dim if self._dim is not None else int(matrix.shape[1])
-        if matrix.shape[1] != dim:
-            raise ValueError(f"vectors of shape {matrix.shape}, the store holds {dim}-d vectors")
+        dim = self._dim if self._dim is not None else int(shape[1])
+        if shape[1] != dim:
+            raise ValueError(f"vectors of shape {shape}, the store holds {dim}-d vectors")
         if (ids < 0).any():
             raise KeyError(f"entry ids are >= 0, got {int(ids.min())}")
-        if not float(np.abs(matrix).max(initial=0.0)) < _HALF_LIMIT:
-            raise ValueError("a vector is not finite in float16 (|x| < 65520)")
+        if not isinstance(rows, Quantized) and not np.isfinite(rows).all():
+            raise ValueError("a vector is not finite")
         _, first = np.unique(ids, return_index=True)
         first.sort()
         first = first[self.rows_of(ids[first]) < 0]
-        ids, matrix = ids[first], matrix[first]
+        if len(first) < len(ids):
+            ids = ids[first]
+            rows = (Quantized(rows.codes[first], rows.scales[first])
+                    if isinstance(rows, Quantized) else rows[first])
         self._dim = dim
         if len(ids) == 0:
             return 0
@@ -186,16 +196,14 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._row_of = grown_map(self._row_of, top + 1)
         start, done = self._size, 0
         self._grow_rows(start + len(ids))
-        while done < len(ids):
+        while done < len(ids):  # a block at a time (a float matrix quantized in slices)
             row = start + done
-            offset = row % BLOCK_ROWS
-            take = min(BLOCK_ROWS - offset, len(ids) - done)
-            self._blocks[row // BLOCK_ROWS].rows[offset:offset + take] = matrix[done:done + take]
+            take = min(BLOCK_ROWS - row % BLOCK_ROWS, len(ids) - done)
+            part = (Quantized(rows.codes[done:done + take], rows.scales[done:done + take])
+                    if isinstance(rows, Quantized) else quantize(rows[done:done + take]))
+            self._put(row, part)
             done += take
         self._size = start + len(ids)
-        if start < WIDE_ROWS:
-            end = min(self._size, WIDE_ROWS)
-            self._wide[start:end] = matrix[:end - start].astype(STORE_DTYPE)
         self._row_of[ids] = np.arange(start, self._size, dtype=np.int64)
         self._entry_of[start:self._size] = ids
         self._last = None  # the pool stays: keyed by size, rows added since merge in
@@ -226,8 +234,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         ids = other._entry_of[: other._size]
         return self.add_new(ids, other.stored(ids))
 
-    def stored(self, entry_ids: np.ndarray) -> np.ndarray:
-        """The rows of ``entry_ids`` as kept (float16), one per id, in their order.
+    def stored(self, entry_ids: np.ndarray) -> Quantized:
+        """The rows of ``entry_ids`` as kept (int8 codes and scales), one per id, in
+        their order.
 
         Raises:
             KeyError: an id has no vector.
@@ -263,9 +272,8 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         vector asked (every agent of one recall asks the same one).
 
         The first :data:`WIDE_ROWS` rows are multiplied as kept widened; the rest are
-        widened to float32 :data:`CHUNK_ROWS` at a time into one scratch buffer (per
-        call: two threads never share it) and multiplied there. Either way a score
-        differs from float32 storage's only by the rows' float16 rounding."""
+        scored block by block (:func:`~solace.memory.row_blocks.row_scores`). Either way
+        a row's score is ``(codes · vector) * scale``."""
         vector = np.asarray(vector, dtype=np.float32)
         key = vector.tobytes()
         last = self._last
@@ -276,9 +284,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         head = min(size, WIDE_ROWS)
         if head:
             np.matmul(self._wide[:head], vector, out=sims[:head])
-        if size > head:  # WIDE_ROWS is whole blocks
-            _widened_products([b.rows for b in self._blocks[WIDE_ROWS // BLOCK_ROWS:]],
-                              size - head, vector, sims[head:])
+            sims[:head] *= self._blocks[0].scales[:head]
+        if size > head:
+            row_scores(self._blocks, size, vector, first=head, out=sims[head:])
         self._last = (key, sims)
         return sims
 
@@ -286,7 +294,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                   ) -> tuple[np.ndarray, np.ndarray]:
         """``(held, scores)``: which of ``entry_ids`` have a vector, and ``row @ vector``
         (float32) for those, from :meth:`similarities`' remembered scores when they are
-        for ``vector``, else from their rows widened."""
+        for ``vector``, else from their rows."""
         rows = self.rows_of(entry_ids)
         held = rows >= 0
         if not held.any():  # (an empty store has no width yet)
@@ -295,8 +303,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         last = self._last
         if last is not None and last[0] == vector.tobytes():
             return held, last[1][rows[held]]
-        scores: np.ndarray = self.stored(np.asarray(entry_ids)[held]).astype(np.float32) @ vector
-        return held, scores
+        return held, self.stored(np.asarray(entry_ids)[held]).scores(vector)
 
     def top_rows(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows with the highest ``row @ vector``: ``(rows, scores)``, best first,
@@ -368,48 +375,6 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
 def _best_scored(blocks: list[RowBlock], rows: np.ndarray, vector: np.ndarray, k: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` best of an index's shortlist ``rows``, each scored exactly from its
-    float16 row (float32 widening)."""
-    return best_rows(rows, gather_rows(blocks, rows).astype(np.float32) @ vector, k)
+    kept row."""
+    return best_rows(rows, gather_rows(blocks, rows).scores(vector), k)
 
-
-#: float16 bits shifted into float32's place read as the value times 2^-112, exactly,
-#: subnormals and zeros included (float32's exponent bias is 112 more than float16's).
-_WIDEN_SCALE = np.float32(2.0 ** 112)
-#: Clears bits 28-30 (a negative float16's sign, sign-extended and shifted), keeps 31.
-_WIDEN_MASK = np.int32(-0x70000001)  # 0x8FFFFFFF
-#: A query entry at least this large would overflow once scaled by 2^112.
-_WIDEN_LIMIT = 2.0 ** 14
-
-
-def _widened_products(blocks: list[np.ndarray], size: int, vector: np.ndarray,
-                      out: np.ndarray) -> None:
-    """``out[r] = float32(row r) @ vector`` for the first ``size`` rows of ``blocks``.
-
-    numpy's float16 -> float32 cast (and float16 matmul) is several times slower than
-    float32 matmul itself, so a chunk is widened with integer ops instead: its bits,
-    sign-extended to int32 and shifted left 13, with bits 28-30 cleared, are the
-    float32 bits of each value times 2^-112; the query is scaled by 2^112 to match.
-    Both scalings are exact, so the result equals widening then multiplying."""
-    width = vector.shape[-1]
-    if not float(np.abs(vector).max(initial=0.0)) < _WIDEN_LIMIT:  # too big, or NaN
-        scratch = np.empty((min(CHUNK_ROWS, size), width), dtype=np.float32)
-        for start, rows in _chunks(blocks, size):
-            wide = scratch[:len(rows)]
-            np.copyto(wide, rows)
-            np.matmul(wide, vector, out=out[start:start + len(rows)])
-        return
-    scaled = vector * _WIDEN_SCALE
-    bits = np.empty((min(CHUNK_ROWS, size), width), dtype=np.int32)
-    for start, rows in _chunks(blocks, size):
-        part = bits[:len(rows)]
-        np.left_shift(rows.view(np.int16), 13, out=part, dtype=np.int32)
-        np.bitwise_and(part, _WIDEN_MASK, out=part)
-        np.matmul(part.view(np.float32), scaled, out=out[start:start + len(rows)])
-
-
-def _chunks(blocks: list[np.ndarray], size: int) -> Iterator[tuple[int, np.ndarray]]:
-    """``(first row, rows)`` of the first ``size`` rows of ``blocks``, at most
-    :data:`CHUNK_ROWS` at a time (it divides :data:`BLOCK_ROWS`: no chunk spans two)."""
-    for start in range(0, size, CHUNK_ROWS):
-        offset = start % BLOCK_ROWS
-        yield start, blocks[start // BLOCK_ROWS][offset:offset + min(CHUNK_ROWS, size - start)]

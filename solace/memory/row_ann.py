@@ -1,12 +1,12 @@
 """An approximate index over the event vector store's rows, for stores too big to scan.
 
-An exact top-256 over every float16 row costs time in proportion to the rows: ~10 ms at
-100k 384-d rows on one core, ~100 ms at a million (``benchmarks/row_ann.py``), against
+An exact top-256 over every row costs time in proportion to the rows: ~10 ms at 100k
+384-d rows on one core, ~100 ms at a million (``benchmarks/row_ann.py``), against
 issue 12's 40 ms for a whole recall at a million events. From :data:`ANN_ROWS` rows on,
 :class:`RowAnn` keeps an IVF-PQ index (FAISS ``IndexIVFPQ``, inner product:
 :data:`ANN_LISTS` lists, :data:`ANN_CODE_BYTES`-byte codes, 56 bytes a row with its id)
 beside the blocks: a query probes :data:`ANN_PROBE` lists for a shortlist of
-:data:`ANN_SHORTLIST` rows, and the store scores that shortlist exactly from its float16
+:data:`ANN_SHORTLIST` rows, and the store scores that shortlist exactly from its kept
 rows, so every score it returns is the row's true score; only a row the shortlist
 missed can be missing from the top.
 
@@ -49,7 +49,7 @@ ANN_LISTS = 1024
 ANN_PROBE = 32
 #: Bytes of a row's product-quantised code (8-bit sub-quantizers; divides 384).
 ANN_CODE_BYTES = 48
-#: Rows a query takes from the index, then scored exactly from the float16 rows.
+#: Rows a query takes from the index, then scored exactly from the kept rows.
 ANN_SHORTLIST = 1024
 #: Rows the index is trained on.
 ANN_TRAIN = 65_536
@@ -84,7 +84,7 @@ class RowAnn:
         """Train on rows spread over the first ``size`` and add them all (blocking: the
         store runs it in a background thread)."""
         step = max(1, size // self.train_rows)
-        sample = gather_rows(blocks, np.arange(0, size, step)).astype(np.float32)
+        sample = gather_rows(blocks, np.arange(0, size, step)).widened()
         with self._lock:
             self._index.train(sample)
             self._add(blocks, size)
@@ -113,5 +113,5 @@ class RowAnn:
     def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
         while self.rows < size:  # caller holds the lock
             stop = min(size, self.rows + _CHUNK)
-            self._index.add(gather_rows(blocks, np.arange(self.rows, stop)).astype(np.float32))
+            self._index.add(gather_rows(blocks, np.arange(self.rows, stop)).widened())
             self.rows = stop
