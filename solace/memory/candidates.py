@@ -283,7 +283,7 @@ class Retriever:
         changed = None if held is None else changed_between(working, longterm, held[0], key)
         if changed is None:
             self._records.sync({rid: _doc(view, r) for rid, r in view.records.items()})
-            self._units.sync({e: self._unit_forms[e][0] for e in view.owners})
+            self._sync_units(view.unit_ids)
             for rid in [r for r in self._forms if r not in view.records]:
                 del self._forms[rid]
             if self.holdings is not None:
@@ -306,6 +306,18 @@ class Retriever:
                     else:
                         self._units.remove(e)
         self._indexed = (key, view)
+
+    def _sync_units(self, wanted: np.ndarray) -> None:
+        """Make the units index hold exactly the units ``wanted`` (sorted ids). A unit's
+        text never changes (an event never does, and every index takes it from the one
+        shared ``_unit_forms``), so only the ids that came or went are touched, found as
+        two array differences instead of each unit's text compared (at a million events
+        that compare was a third of a restart's first recall)."""
+        held = np.fromiter(self._units.ids(), dtype=np.int64, count=len(self._units))
+        for eid in np.setdiff1d(held, wanted, assume_unique=True).tolist():
+            self._units.remove(eid)
+        for eid in np.setdiff1d(wanted, held, assume_unique=True).tolist():
+            self._units.add(eid, self._unit_forms[eid][0])
 
     # ----------------------------------------------------------- gather
 
