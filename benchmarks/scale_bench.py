@@ -19,6 +19,13 @@ At every ``--every`` events, and at the end:
   against the RSS right after the models loaded, per event;
 * working tokens against the budget, records per tier, for Main.
 
+With ``--soak N``, every ``N`` events Main is also asked one question and the
+runtime's state sampled (:mod:`soak`: RSS, that recall's latency, each agent's working
+tokens against its budget), written with a check of every bound and a PNG of its own
+(``--soak-png``). With ``--span-days D`` the replay's dates are squeezed into ``D``
+days (order and relative gaps kept): the issue's "1M events over a simulated year" is
+``--span-days 365``; without it each copy of LoCoMo lies a year after the last.
+
 At the end: **restart to first recall** (the runtime closed, snapshots, event vectors
 and retrieval forms written, then opened again and asked one question); the same
 without the conversation layer's snapshot (what a restart cost before it was kept);
@@ -31,6 +38,7 @@ Usage::
     python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
         [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
         [--filler renamed|restated] [--home DIR] [--embedder hashing]
+        [--soak 1000] [--soak-png FILE] [--span-days 365]
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
 rate against events.
@@ -59,6 +67,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import soak  # noqa: E402
 from rebuild_bench import sessions  # noqa: E402
 
 from solace import ReplayClock, open_runtime  # noqa: E402
@@ -112,9 +121,20 @@ async def floor(rt: Any, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - start)
 
 
+def squeezed(batches: list[list[Any]], days: float) -> list[list[Any]]:
+    """``batches`` (in date order) with every date moved so the first and the last
+    are ``days`` apart: order and relative gaps kept."""
+    first, last = batches[0][0].at, batches[-1][-1].at
+    factor = days * 86400 / max((last - first).total_seconds(), 1.0)
+    return [[dataclasses.replace(o, at=first + (o.at - first) * factor) for o in batch]
+            for batch in batches]
+
+
 async def grow(home: Path, batches: list[list[Any]], questions: list[str], every: int,
-               cfg: Config) -> tuple[list[dict[str, Any]], float]:
+               cfg: Config, soak_every: int = 0
+               ) -> tuple[list[dict[str, Any]], float, list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
     async with open_runtime(home, cfg, clock=ReplayClock(), warm_up=False) as rt:
         await rt.recall("Main", questions[0], 10)  # loads the embedder
         base = rss_mb()
@@ -124,6 +144,9 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
             await rt.observe_many(batch)
             await rt.settle()
             window_s += time.perf_counter() - start
+            if soak_every and int(rt.substrate.last_id) // soak_every > len(samples):
+                question = questions[len(samples) % len(questions)]
+                samples.append(await soak.sample(rt, question, rss_mb()))
             done += len(batch)
             window += len(batch)
             window_texts += [f"{o.speaker}: {o.text}" for o in batch]
@@ -144,7 +167,7 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
                 rows.append(row)
                 print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
                 window, window_s, window_texts = 0, 0.0, []
-    return rows, base
+    return rows, base, samples
 
 
 async def restart(home: Path, question: str, limit: float, cfg: Config
@@ -202,6 +225,12 @@ def main() -> int:
                         help="build the home here and keep it (default: a temporary one)")
     parser.add_argument("--restart-limit", type=float, default=600.0,
                         help="seconds a restart may take before it is reported as over")
+    parser.add_argument("--soak", type=int, default=0, metavar="N",
+                        help="every N events, one recall and a sample of the runtime's state")
+    parser.add_argument("--soak-png", type=Path,
+                        default=ROOT / "benchmarks" / "results" / "scale_soak.png")
+    parser.add_argument("--span-days", type=float, default=None,
+                        help="squeeze the replay's dates into this many days")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "benchmarks" / "results" / "scale_bench.json")
     parser.add_argument("--png", type=Path,
@@ -215,8 +244,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="solace-scale-") as tmp:
         home = args.home if args.home is not None else Path(tmp) / "home"
         batches = sessions(args.data, args.events, renamed=args.filler == "renamed")
+        if args.span_days is not None:
+            batches = squeezed(batches, args.span_days)
         cfg = config(args.embedder)
-        rows, base = trio.run(grow, home, batches, questions, args.every, cfg)
+        rows, base, samples = trio.run(grow, home, batches, questions, args.every, cfg,
+                                       args.soak)
         restarts = {"snapshots, vectors, forms": trio.run(restart, home, questions[0],
                                                           args.restart_limit, cfg)}
         # What a restart cost before the conversation layer kept its projection: it
@@ -237,12 +269,20 @@ def main() -> int:
             restarts["full rebuild"] = trio.run(restart, home, questions[0],
                                                 args.restart_limit, cfg)
     result = {"benchmark": "scale_bench", "turns": args.events, "every": args.every,
-              "filler": args.filler,
+              "filler": args.filler, "span_days": args.span_days,
               "config": "defaults, llm_backend none, fsync batch"
               + (f", embedder {args.embedder}" if args.embedder else ""),
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
               "rss_after_models_mb": round(base, 1), "rows": rows,
               "restart_limit_s": args.restart_limit, "restarts": restarts}
+    if samples:
+        result["soak"] = {"every": args.soak, "bounds": soak.bounds(samples, base),
+                          "simulated_days": round(samples[-1]["simulated_day"]
+                                                  - samples[0]["simulated_day"], 1),
+                          "samples": samples}
+        for name, held in result["soak"]["bounds"].items():
+            print(f"soak: {name}: {held}")
+        soak.plot(samples, base, args.soak_png)
     print(f"{'restart':34} {'open s':>8} {'first recall s':>15}")
     for name, took in restarts.items():
         if took is None:

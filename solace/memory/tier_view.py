@@ -182,10 +182,14 @@ def follow_view(old: TierView, working: Any, longterm: Any,
             records[rid] = now
             fresh.append(now)
             entries.update(_multi(now))
+    fresh_holders: dict[int, set[int]] = {}  # unit -> the changed records holding it now
+    for record in fresh:
+        for e in _multi(record):
+            fresh_holders.setdefault(e, set()).add(record.record_id)
     for e in entries:
         was = old.shared.get(e) or (
             frozenset({old.owners[e].record_id}) if e in old.owners else frozenset())
-        holders = (was - changed) | {r.record_id for r in fresh if e in _multi(r)}
+        holders = (was - changed) | fresh_holders.get(e, set())
         shared.pop(e, None)
         owners.pop(e, None)
         if holders:
