@@ -24,8 +24,8 @@ from locomo_scoring import (
 )
 
 from solace.locomo import Conversation, Turn
+from solace.memory.bm25 import LexicalIndex
 from solace.memory.ladder import resolve_pronouns, resolve_relative_dates
-from solace.memory.lexical import LexicalIndex
 
 __all__ = [
     "BASELINES", "CEILING", "CEILING_RESOLVED", "SPLITS", "raw_unit", "resolved_unit",

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from solace.memory import retrieval_forms
+from solace.memory.bm25 import LexicalIndex
 from solace.memory.event_vector_files import (
     FORMAT_VERSION,
     MERGE_ABOVE,
@@ -26,7 +27,6 @@ from solace.memory.event_vector_files import (
     segment_role,
 )
 from solace.memory.event_vectors import BLOCK_ROWS, EventVectorStore
-from solace.memory.lexical import LexicalIndex
 from solace.memory.retrieval_forms import (
     NAME,
     Forms,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from solace.memory.lexical import LexicalIndex, content_words, stem, terms
+from solace.memory.bm25 import LexicalIndex
+from solace.memory.lexical import content_words, stem, terms
 
 
 def test_stem_maps_inflections_to_one_key() -> None:

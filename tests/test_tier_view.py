@@ -187,7 +187,7 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
 ) -> None:
     """Kept through the forms file, then the tiers change: the seeded retriever's first
     query syncs the kept indexes to the tiers, analysing only the changed texts."""
-    from solace.memory import lexical
+    from solace.memory import bm25
     from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
     from substrate import KeyRing
 
@@ -202,8 +202,8 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
     for _ in range(5):
         _step(rng, memory, next_id)
     analysed: list[str] = []
-    real_terms = lexical.terms
-    monkeypatch.setattr(lexical, "terms", lambda text: analysed.append(text) or real_terms(text))
+    real_terms = bm25.terms
+    monkeypatch.setattr(bm25, "terms", lambda text: analysed.append(text) or real_terms(text))
     seeded = _retriever(memory)
     seeded.seed(read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp))
     view = await seeded.refresh()

@@ -45,10 +45,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from solace.memory.bm25 import LexicalIndex, scores_among
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.form_derivation import derive_forms
 from solace.memory.holdings import Holdings
-from solace.memory.lexical import LexicalIndex, scores_among
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
 from solace.memory.retrieval_forms import Forms

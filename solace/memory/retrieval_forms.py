@@ -38,7 +38,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from solace.memory.lexical import LexicalState
+from solace.memory.bm25 import LexicalState
 from solace.sealed import SealedFileRefused, read_sealed, write_sealed
 from solace.source_digest import PACKAGES, source_digest
 from substrate import KeyRing

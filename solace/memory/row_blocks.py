@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,13 +38,14 @@ CHUNK_ROWS = 512
 CODE_LIMIT = 127
 
 
-class Quantized(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False)
+class Quantized:
     """Rows as kept: ``codes`` (n, dim) int8 and one float32 ``scales`` (n,) per row."""
 
     codes: np.ndarray
     scales: np.ndarray
 
-    def __len__(self) -> int:  # type: ignore[override]  # rows, not the tuple's two fields
+    def __len__(self) -> int:
         return len(self.scales)
 
     def widened(self) -> np.ndarray:

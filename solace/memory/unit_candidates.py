@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from solace.memory.bm25 import scores_among
 from solace.memory.event_vectors import EventVectorStore
-from solace.memory.lexical import scores_among
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate
 from solace.memory.row_blocks import best_rows
