@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
@@ -26,7 +28,7 @@ from solace.memory.candidates import Retriever
 from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
-from solace.memory.restore import tier_projection
+from solace.memory.restore import Loaded, tier_projection
 from solace.memory.retrieval_forms import Forms, fingerprint, read_forms, write_forms
 from solace.models.embedding_cache import SharedEmbedder
 from solace.offload import Offloader
@@ -128,16 +130,22 @@ async def open_projections(
     from solace.memory.agent_memory import AgentMemory
     from solace.workspace.service import WORKSPACE_PROJECTION
 
-    projections: list[Projection] = []
-    for name in ACTORS:
-        memory, loaded = await AgentMemory.opening(
+    tiers: dict[str, tuple[AgentMemory, Loaded]] = {}
+
+    async def open_tiers(name: str) -> None:
+        tiers[name] = await AgentMemory.opening(
             name, config=config.agent(name), memory_config=config.memory,
             directory=home.agent_dir(name), substrate=substrate, ladder=models.ladder,
             embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
             clock=clock, perceive=functools.partial(perceptions_for, name),
         )
-        projections.append(tier_projection(memory, loaded, perceived=PERCEIVED_KINDS,
-                                           into=memories))
+
+    async with trio.open_nursery() as nursery:  # the agents' snapshots read at once
+        for name in ACTORS:
+            nursery.start_soon(open_tiers, name)
+    projections: list[Projection] = [
+        tier_projection(*tiers[name], perceived=PERCEIVED_KINDS, into=memories)
+        for name in ACTORS]
     conversations = await open_conversations(
         substrate=substrate, config=config.conversation, llm=models.llm,
         embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,

@@ -48,6 +48,7 @@ from solace.assembly import (
     seed_retrieval_forms,
 )
 from solace.clock import Clock, WallClock
+from solace.collector import OpeningPause, thaw
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
 from solace.heap import release_free_heap
@@ -447,6 +448,7 @@ async def open_runtime(
     memories: dict[str, Any] = {}
     vectors: EventVectors | None = None
     opened: Opened | None = None
+    pause = OpeningPause()  # no collections while millions of objects are built
     try:
         rt = Runtime(config=config, clock=clock, home=where, substrate=substrate,
                      models=models, memories=memories, session_type=session_type)
@@ -465,8 +467,11 @@ async def open_runtime(
             opened.conversations, opened.facts, opened.workspace)
         async with start_actors(rt, kept.forms, warm_up=warm_up):
             del kept  # seeded: holding the kept forms too would keep a second copy
+            pause.end(freeze=True)  # what was opened is never walked by a collection
             yield rt
     finally:
+        pause.end(freeze=False)
+        thaw()
         with trio.CancelScope(shield=True):
             try:
                 await _snapshot_all(memories)

@@ -75,12 +75,14 @@ class _Posting:
 
     __slots__ = ("slots", "tfs")
 
-    def __init__(self, slots: np.ndarray | None = None, tfs: np.ndarray | None = None) -> None:
+    def __init__(self, slots: memoryview | None = None, tfs: memoryview | None = None) -> None:
+        """Empty, or holding ``slots`` (int32 bytes) and ``tfs`` (uint16 bytes, each at
+        most the limit)."""
         self.slots = array("i")
         self.tfs = array("H")
         if slots is not None and tfs is not None:
-            self.slots.frombytes(np.asarray(slots, dtype=np.int32).tobytes())
-            self.tfs.frombytes(np.minimum(tfs, _TF_LIMIT).astype(np.uint16).tobytes())
+            self.slots.frombytes(slots)
+            self.tfs.frombytes(tfs)
 
     @property
     def n(self) -> int:
@@ -252,12 +254,15 @@ class LexicalIndex:
         index._slot_texts = list(state.texts)
         index._total_length = int(lengths.sum())
         bounds = state.indptr.tolist()  # docs are positions in ids = the slots below
+        # Typed once and sliced as bytes (no copy) per term: one copy into each posting.
+        docs = np.ascontiguousarray(state.docs, dtype=np.int32).data.cast("B")
+        tfs = np.minimum(state.tfs, _TF_LIMIT).astype(np.uint16).data.cast("B")
         index._postings = {
-            term: _Posting(state.docs[bounds[t]:bounds[t + 1]],
-                           state.tfs[bounds[t]:bounds[t + 1]])
+            term: _Posting(docs[4 * bounds[t]:4 * bounds[t + 1]],
+                           tfs[2 * bounds[t]:2 * bounds[t + 1]])
             for t, term in enumerate(state.terms)}
         size = max(64, len(ids))
-        index._slot = {d: i for i, d in enumerate(ids)}
+        index._slot = dict(zip(ids, range(len(ids)), strict=True))
         index._slot_ids = np.zeros(size, dtype=np.int64)
         index._slot_ids[:len(ids)] = state.ids
         index._slot_lengths = np.zeros(size, dtype=np.float64)

@@ -164,10 +164,9 @@ class Retriever:
         """Take ``forms`` (kept by an earlier process for the same code and config) as
         derived; what this retriever derived itself is kept. A record's form is still
         only used for the entry ids it was made from."""
-        for rid, form in forms.records.items():
-            self._forms.setdefault(rid, form)
-        for eid, unit in forms.units.items():
-            self._unit_forms.setdefault(eid, unit)
+        # setdefault for each, as whole-dict operations (a million units at 1M events)
+        self._forms.update({**forms.records, **self._forms})
+        self._unit_forms.update({**forms.units, **self._unit_forms})  # shared: in place
         # The kept indexes, while this retriever has indexed nothing itself: the first
         # query's full sync checks each document's text against the tiers' records.
         if self._indexed is None and not len(self._records) and not len(self._units):
@@ -175,9 +174,8 @@ class Retriever:
                 self._records = LexicalIndex.from_state(forms.records_index)
             if forms.units_index is not None:  # its texts: the shared units', kept once
                 state = forms.units_index
-                units = self._unit_forms
-                texts = [units[e][0] if e in units else t
-                         for e, t in zip(state.ids.tolist(), state.texts, strict=True)]
+                units = self._unit_forms  # holds every one of them: forms.units was merged
+                texts = [units[e][0] for e in state.ids.tolist()]
                 self._units = LexicalIndex.from_state(replace(state, texts=texts))
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
