@@ -99,7 +99,7 @@ def peak_mb() -> float:
 
 async def recall_latency(rt: Any, questions: list[str]) -> dict[str, float]:
     """Main's recall p50/p95 over ``questions``, and how many of those recalls had some
-    agent score every unit (the shared FAISS pool could not prove its top: see
+    agent score every unit (the shared pool of best rows could not prove its top: see
     ``UnitCandidates.scored``)."""
     retrievers = [rt.agent(name).retriever for name in rt.actors]
     scans = sum(r.dense_scans for r in retrievers)

@@ -131,18 +131,25 @@ async def open_projections(
     from solace.workspace.service import WORKSPACE_PROJECTION
 
     tiers: dict[str, tuple[AgentMemory, Loaded]] = {}
+    failed: dict[str, Exception] = {}
 
     async def open_tiers(name: str) -> None:
-        tiers[name] = await AgentMemory.opening(
-            name, config=config.agent(name), memory_config=config.memory,
-            directory=home.agent_dir(name), substrate=substrate, ladder=models.ladder,
-            embedder=models.embedder, tokenizer=models.tokenizer, offloader=models.offloader,
-            clock=clock, perceive=functools.partial(perceptions_for, name),
-        )
+        try:
+            tiers[name] = await AgentMemory.opening(
+                name, config=config.agent(name), memory_config=config.memory,
+                directory=home.agent_dir(name), substrate=substrate, ladder=models.ladder,
+                embedder=models.embedder, tokenizer=models.tokenizer,
+                offloader=models.offloader, clock=clock,
+                perceive=functools.partial(perceptions_for, name))
+        except Exception as exc:  # raised as it is below, not wrapped in a group
+            failed[name] = exc
 
     async with trio.open_nursery() as nursery:  # the agents' snapshots read at once
         for name in ACTORS:
             nursery.start_soon(open_tiers, name)
+    for name in ACTORS:
+        if name in failed:
+            raise failed[name]
     projections: list[Projection] = [
         tier_projection(*tiers[name], perceived=PERCEIVED_KINDS, into=memories)
         for name in ACTORS]

@@ -30,6 +30,8 @@ class OpeningPause:
     def __init__(self) -> None:
         self._was_enabled = gc.isenabled()
         self._ended = False
+        #: Whether :meth:`end` froze the objects (the runtime thaws them when it closes).
+        self.froze = False
         gc.disable()
 
     def end(self, *, freeze: bool) -> None:
@@ -40,6 +42,7 @@ class OpeningPause:
         self._ended = True
         if freeze:
             gc.freeze()
+            self.froze = True
         if self._was_enabled:
             gc.enable()
 

@@ -471,7 +471,8 @@ async def open_runtime(
             yield rt
     finally:
         pause.end(freeze=False)
-        thaw()
+        if pause.froze:
+            thaw()
         with trio.CancelScope(shield=True):
             try:
                 await _snapshot_all(memories)

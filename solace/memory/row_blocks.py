@@ -6,8 +6,9 @@ costs ``dim + 4`` bytes (388 B at 384-d, half of float16's 768). A row's score i
 ``(codes · q) * scale``. Rows are widened to float32 :data:`CHUNK_ROWS` at a time into
 a scratch buffer (numpy casts int8 to float32 quickly, unlike float16), multiplied by
 the query, then scaled; every way of scoring a row computes that same product
-(:meth:`Quantized.scores`), so paths agree to float32 rounding. Against float32 rows
-the top 10 agree to ``benchmarks/vector_precision.py``'s figures.
+(:meth:`Quantized.scores`), so paths agree to float32 rounding. Against float32 rows,
+on LoCoMo's turns and 200 of its questions, the top 10 share 99.5 % of their ids and
+evidence recall@10 moves from 39.6 to 39.5 (``benchmarks/vector_precision.py``).
 
 A :class:`RowBlock` is allocated whole and never moves, so growing copies nothing and
 a reader in another thread sees the rows it was told about. :func:`row_scores` and

@@ -7,8 +7,10 @@ query to the event's own vector in the runtime's one
 :class:`~solace.memory.event_vectors.EventVectorStore`, shared by every agent.
 
 Dense scoring: below :data:`SCAN_ROWS` vectors every row is scored with one numpy
-product that every agent of a recall shares. From there on, one FAISS search a recall
-finds the store's :data:`DENSE_POOL` best rows for the query
+product that every agent of a recall shares. From there on, one search a recall (every
+row scored block by block, half the blocks in a second thread:
+:func:`~solace.memory.row_blocks.top_rows`) finds the store's :data:`DENSE_POOL` best
+rows for the query
 (:meth:`UnitCandidates.prefetch`, in a worker thread once the store is large), and each
 agent takes its units from that pool when the pool *proves* its top: its
 ``candidates``-th unit in the pool scores strictly above the pool's last row, and every
@@ -44,8 +46,9 @@ DENSE_POOL = 256
 #: cannot prove its top, has just its units' rows scored, not every row.
 FEW_UNITS = 8
 #: Below this many event vectors every row is scored (numpy, ~0.2 ms a 1,000 rows, one
-#: product shared by the agents); from it on, the FAISS pool is used (~0.1 ms a 1,000
-#: rows plus ~0.2 ms of bookkeeping: at LoCoMo's sizes it cost 10 % of a recall).
+#: product shared by the agents); from it on, the pool of best rows is used (scored in
+#: a worker thread and shared by the agents: at LoCoMo's sizes its bookkeeping cost
+#: 10 % of a recall).
 SCAN_ROWS = 4096
 #: From this many event vectors on, a recall's pool is searched in a worker thread (at
 #: two 4,096-row blocks the search costs about what a thread hop does).
