@@ -69,7 +69,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._size = 0
         self._row_of = np.full(0, -1, dtype=np.int64)  # entry id -> row (-1: none)
         self._entry_of = np.full(0, -1, dtype=np.int64)  # row -> entry id
-        self._last: tuple[bytes, np.ndarray] | None = None  # query bytes, similarities
+        #: (query bytes, rows held, every row's score): one scoring a query, whether
+        #: similarities() on the loop or top_rows()' exact search in a worker did it
+        self._last: tuple[bytes, int, np.ndarray] | None = None
         #: ((query bytes, k), rows held, top_rows' result)
         self._last_top: tuple[tuple[bytes, int], int, tuple[np.ndarray, np.ndarray]] | None = None
         self._frozen = False
@@ -109,9 +111,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if vector.shape != (self._dim,):
             raise ValueError(f"event {entry_id}'s vector has shape {vector.shape}, "
                              f"the store holds {self._dim}-d vectors")
-        if not np.isfinite(vector).all():
-            raise ValueError(f"event {entry_id}'s vector is not finite")
-        kept = quantize(vector[None])
+        try:
+            kept = quantize(vector[None])  # before any change: a bad vector sets nothing
+        except ValueError:
+            raise ValueError(f"event {entry_id}'s vector is not finite") from None
         row = self._row(entry_id)
         if row >= 0:  # a row rewritten: a pool may hold its old score
             self._last_top = None
@@ -125,7 +128,7 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._row_of[entry_id] = row
             self._entry_of[row] = entry_id
         self._put(row, kept)
-        self._last = None  # the pool stays: keyed by size, rows added since merge in
+        self._last = None  # a rewritten row (an added one changes the size anyway)
 
     def __delitem__(self, entry_id: int) -> None:
         raise TypeError("an event's vector is never removed (events are never changed)")
@@ -206,7 +209,6 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         self._size = start + len(ids)
         self._row_of[ids] = np.arange(start, self._size, dtype=np.int64)
         self._entry_of[start:self._size] = ids
-        self._last = None  # the pool stays: keyed by size, rows added since merge in
         return len(ids)
 
     def adopt(self, other: EventVectorStore) -> int:
@@ -276,9 +278,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         a row's score is ``(codes · vector) * scale``."""
         vector = np.asarray(vector, dtype=np.float32)
         key = vector.tobytes()
-        last = self._last
-        if last is not None and last[0] == key:
-            return last[1]
+        remembered = self._remembered(key)
+        if remembered is not None:
+            return remembered
         size = self._size
         sims = np.empty(size, dtype=np.float32)
         head = min(size, WIDE_ROWS)
@@ -287,8 +289,15 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             sims[:head] *= self._blocks[0].scales[:head]
         if size > head:
             row_scores(self._blocks, size, vector, first=head, out=sims[head:])
-        self._last = (key, sims)
+        self._last = (key, size, sims)
         return sims
+
+    def _remembered(self, key: bytes) -> np.ndarray | None:
+        """Every row's score for the query ``key`` if one scoring of it covers the rows
+        held now (rows only ever grow; a rewritten one forgets it)."""
+        last = self._last
+        return last[2] if last is not None and last[0] == key and last[1] == self._size \
+            else None
 
     def scores_of(self, entry_ids: np.ndarray, vector: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -300,9 +309,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if not held.any():  # (an empty store has no width yet)
             return held, np.zeros(0, dtype=np.float32)
         vector = np.asarray(vector, dtype=np.float32)
-        last = self._last
-        if last is not None and last[0] == vector.tobytes():
-            return held, last[1][rows[held]]
+        remembered = self._remembered(vector.tobytes())
+        if remembered is not None:
+            return held, remembered[rows[held]]
         return held, self.stored(np.asarray(entry_ids)[held]).scores(vector)
 
     def top_rows(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -339,8 +348,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         if size >= ANN_ROWS and self._ann is None and not self._frozen:
             self._start_ann(blocks, size)
         ann = self._ann
-        if ann is None or not ann.ready:
-            return top_rows(blocks, size, vector, k)
+        if ann is None or not ann.ready:  # every row scored: similarities() reuses them
+            sims = row_scores(blocks, size, vector)
+            self._last = (vector.tobytes(), size, sims)
+            return best_rows(np.arange(size, dtype=np.int64), sims, k)
         return _best_scored(blocks, ann.search(blocks, size, vector), vector, k)
 
     def top_rows_among(self, vector: np.ndarray, among: np.ndarray, k: int
