@@ -55,6 +55,8 @@ def default_model_dir() -> Path:
 
 
 _BATCH_MIN = 8
+_REMEMBER_CHARS = 2000
+_REMEMBER_COUNTS = 1 << 14
 _cache_lock = threading.Lock()
 _cache: dict[tuple[Path, int | None], Any] = {}
 
@@ -103,6 +105,8 @@ class WordPieceTokenizer:
     def __init__(self, path: str | Path | None = None) -> None:
         self._path = Path(path) if path is not None else None
         self._tok: Any = None
+        self._counts: dict[str, int] = {}
+        self._counts_lock = threading.Lock()
 
     def _tokenizer(self) -> Any:
         if self._tok is None:
@@ -119,7 +123,12 @@ class WordPieceTokenizer:
         """
         if not text:
             return 0
-        return len(self._tokenizer().encode(text, add_special_tokens=False))
+        known = self._counts.get(text)
+        if known is not None:
+            return known
+        count = len(self._tokenizer().encode(text, add_special_tokens=False))
+        self._remember({text: count})
+        return count
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Counts of ``texts`` in order; equal to ``[count(t) for t in texts]``.
@@ -127,11 +136,28 @@ class WordPieceTokenizer:
         Raises:
             EmbedderLoadError: the tokenizer file cannot be found or loaded.
         """
-        if len(texts) < _BATCH_MIN:  # thread-pool start-up costs more than it saves
+        counts = self._counts
+        missing = list(dict.fromkeys(t for t in texts if t not in counts))
+        if len(missing) < _BATCH_MIN:  # thread-pool start-up costs more than it saves
             return [self.count(text) for text in texts]
         tok = self._tokenizer()
         encode = getattr(tok, "encode_batch_fast", None) or tok.encode_batch  # fast: >= 0.20
-        return [len(e) for e in encode(list(texts), add_special_tokens=False)]
+        found = {t: len(e) for t, e in zip(missing, encode(missing, add_special_tokens=False),
+                                           strict=True)}
+        self._remember(found)
+        return [found[t] if t in found else counts.get(t) or self.count(t) for t in texts]
+
+    def _remember(self, counts: dict[str, int]) -> None:
+        """Keep the counts of short texts, the most recent :data:`_REMEMBER_COUNTS`:
+        every agent counts the same turns and key points (readers need no lock: a
+        single dict lookup is atomic)."""
+        kept = self._counts
+        with self._counts_lock:
+            for text, count in counts.items():
+                if len(text) <= _REMEMBER_CHARS:
+                    kept[text] = count
+            while len(kept) > _REMEMBER_COUNTS:
+                del kept[next(iter(kept))]
 
     def tokens(self, text: str) -> list[str]:
         """The WordPiece tokens of ``text`` (for debugging and tests)."""

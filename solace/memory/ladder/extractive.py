@@ -23,6 +23,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from solace.config import Perspective
 from solace.memory.ladder.dates import resolve_relative_dates
@@ -83,12 +84,24 @@ def resolve_sentence(sentence: str, turn: Turn) -> str:
     ``turn.speaker``/``turn.addressee``, and the sentence gets a ``Speaker:`` label
     unless the rewrite already put the speaker's name in it.
     """
-    text = resolve_relative_dates(sentence, turn.ts)
-    text, named = resolve_pronouns(text, turn.speaker, turn.addressee)
+    if len(sentence) > _REMEMBER_CHARS:
+        return _resolved(sentence, turn.ts, turn.speaker, turn.addressee)
+    return _resolved_remembered(sentence, turn.ts, turn.speaker, turn.addressee)
+
+
+def _resolved(sentence: str, ts: float, speaker: str, addressee: str) -> str:
+    text = resolve_relative_dates(sentence, ts)
+    text, named = resolve_pronouns(text, speaker, addressee)
     text = " ".join(text.split())
-    if turn.speaker and not named:
-        return f"{turn.speaker}: {text}"
+    if speaker and not named:
+        return f"{speaker}: {text}"
     return text
+
+
+# Every agent compressing an episode resolves the same sentences (perspectives differ
+# only in how the resolved sentences are scored): the last few thousand are remembered.
+_REMEMBER_CHARS = 2000
+_resolved_remembered = lru_cache(maxsize=1 << 13)(_resolved)
 
 
 def centrality(
