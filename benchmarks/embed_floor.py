@@ -5,7 +5,9 @@ The same model, all-MiniLM-L6-v2, three ways: sentence-transformers on torch
 with int8 weights (``OnnxMiniLMEmbedder``), each at 1 and 2 intra-op threads.
 
 * throughput: the first ``--texts`` LoCoMo turns (real text, 2,000 by default),
-  embedded in one call in batches of ``--batch``; texts/s over the call (after a
+  embedded in one call in passes of at most ``--batch`` texts (and, for ONNX, at most
+  ``--batch-tokens`` padded tokens: the runtime's ``models.embed_batch_tokens``);
+  texts/s over the call (after a
   warm-up call on other texts);
 * single-text latency: ``--queries`` LoCoMo questions (short, the HTTP recall case)
   embedded one per call; p50 and p95 in ms;
@@ -20,7 +22,7 @@ quiet as the machine (its load average is recorded). The LoCoMo data is read fro
 Usage::
 
     python benchmarks/embed_floor.py [DATA] [--texts 2000] [--queries 200]
-        [--batch 64] [--threads 1,2] [--systems torch-fp32,onnx-fp32,onnx-int8]
+        [--batch 64] [--batch-tokens 512] [--threads 1,2] [--systems torch-fp32,onnx-fp32,onnx-int8]
         [--cache-dir DIR] [--out FILE]
 """
 
@@ -51,13 +53,14 @@ SYSTEMS = ("torch-fp32", "onnx-fp32", "onnx-int8")
 REFERENCE = "torch-fp32"
 
 
-def make(system: str, threads: int, batch: int, cache_dir: str | None) -> Embedder:
+def make(system: str, threads: int, batch: int, batch_tokens: int,
+         cache_dir: str | None) -> Embedder:
     """The embedder called ``system`` with ``threads`` intra-op threads."""
     if system == "torch-fp32":
         return MiniLMEmbedder(batch_size=batch, threads=threads)
     variant = system.removeprefix("onnx-")
-    return OnnxMiniLMEmbedder(variant=variant, batch_size=batch, threads=threads,
-                              cache_dir=cache_dir)
+    return OnnxMiniLMEmbedder(variant=variant, batch_size=batch, batch_tokens=batch_tokens,
+                              threads=threads, cache_dir=cache_dir)
 
 
 def measure(embedder: Embedder, texts: list[str], queries: list[str],
@@ -105,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", type=int, default=2000, help="turns embedded for texts/s")
     parser.add_argument("--queries", type=int, default=200, help="questions embedded alone")
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--batch-tokens", type=int, default=512,
+                        help="ONNX: most padded tokens in one forward pass")
     parser.add_argument("--threads", default="1,2", help="comma list of intra-op threads")
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help=f"comma list of: {', '.join(SYSTEMS)}")
@@ -134,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     load_avg = os.getloadavg()
     if args.one:
         system, n = args.one.split(":")
-        result = measure(make(system, int(n), args.batch, args.cache_dir), texts, queries, warm)
+        embedder = make(system, int(n), args.batch, args.batch_tokens, args.cache_dir)
+        result = measure(embedder, texts, queries, warm)
         np.savez(args.one_out, texts=result.pop("_vectors"), queries=result.pop("_queries"))
         Path(args.one_out).with_suffix(".json").write_text(json.dumps(result))
         return 0
@@ -146,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                 dump = Path(tmp) / f"{system}-{n}.npz"
                 cmd = [sys.executable, __file__, str(path), "--one", f"{system}:{n}",
                        "--one-out", str(dump), "--texts", str(args.texts),
-                       "--queries", str(args.queries), "--batch", str(args.batch)]
+                       "--queries", str(args.queries), "--batch", str(args.batch),
+                       "--batch-tokens", str(args.batch_tokens)]
                 if args.cache_dir:
                     cmd += ["--cache-dir", args.cache_dir]
                 subprocess.run(cmd, check=True)
@@ -165,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"{'system':<11} {'thr':>3} {'load s':>8} {'texts/s':>8} {'x':>5} "
               f"{'1-text p50':>10} {'p95':>6} {'x':>5} {'cos mean':>9} {'cos min':>8} "
               f"{'q mean':>8} {'q min':>7}")
-    print(f"Embedding floor — {len(texts)} LoCoMo turns (batch {args.batch}), "
+    print(f"Embedding floor — {len(texts)} LoCoMo turns (batch {args.batch}, ONNX passes "
+          f"<= {args.batch_tokens} tokens), "
           f"{len(queries)} single questions; cosine vs {REFERENCE} at 1 thread; "
           f"load average {load_avg[0]:.2f} on {os.cpu_count()} cores")
     print(header)
@@ -180,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "data": str(path), "texts": len(texts), "queries": len(queries), "batch": args.batch,
+        "batch_tokens": args.batch_tokens,
         "cpu_count": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in load_avg],
         "reference": REFERENCE, "rows": rows,
     }, indent=2) + "\n", encoding="utf-8")

@@ -21,6 +21,7 @@ class Cfg:
     embedder: str = "minilm"
     embedder_path: str | None = None
     embed_batch_size: int = 64
+    embed_batch_tokens: int = 512
     embed_threads: int = 1
     llm_backend: str = "none"
     llm_model_path: str | None = None

