@@ -2,7 +2,7 @@
 
 A home is filled with real LoCoMo turns (all ten conversations in order, repeated with
 dates shifted by a year and a ``(take N)`` suffix until ``--events`` turns), replayed
-through ``observe_many`` one session at a time with the fade settled after each, on the
+through ``observe_many`` one conversation copy at a time with the fade settled after each, on the
 hashing embedder (so the numbers are about reading, replaying and snapshotting, not the
 model). Then the home's projections (the five agents' tiers, the conversation layer
 and fact memory; the workspace is switched off here, since opening it without its
@@ -94,7 +94,8 @@ def _renamer(speakers: Sequence[str], names: Sequence[str]) -> Callable[[str], s
 
 
 def sessions(data: Path, events: int, *, renamed: bool = False) -> list[list[Observation]]:
-    """Batches of observations (one per session) adding up to ``events`` turns.
+    """Batches of observations (one per conversation copy, in date order) adding up to
+    ``events`` turns.
 
     The ten conversations, then copies of them with dates shifted by a year per take
     and a ``(take N)`` suffix. With ``renamed``, each copy's two speakers get other

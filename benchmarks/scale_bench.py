@@ -3,8 +3,12 @@
 The turns are LoCoMo's (all ten conversations in date order, repeated with dates
 shifted by a year and a ``(take N)`` suffix until there are enough, each copy's two
 speakers renamed unless ``--filler restated``; see ``rebuild_bench.sessions``),
-replayed one session at a time through ``observe_many``
-on a :class:`~solace.ReplayClock`, the fade settled after each session. All five
+replayed one conversation copy at a time through ``observe_many`` on a
+:class:`~solace.ReplayClock`, as an importer would: nothing waits for the fade between
+calls except the runtime's own back-pressure (an agent's ingest waits for its fade
+once working holds more than two budgets), so one copy's fade overlaps the next
+copy's embedding; the fade is settled at the end of each window, inside the window's
+time (not before a soak sample). All five
 agents run, on the default config except ``models.llm_backend = "none"`` (the default
 compression is deterministic, so ingest never calls the LLM; loading it would only
 add memory) and ``substrate.fsync = "batch"``.
@@ -140,17 +144,20 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
         base = rss_mb()
         done, window, window_s, window_texts = 0, 0, 0.0, []
         for batch in batches:
-            start = time.perf_counter()
-            await rt.observe_many(batch)
-            await rt.settle()
-            window_s += time.perf_counter() - start
-            if soak_every and int(rt.substrate.last_id) // soak_every > len(samples):
-                question = questions[len(samples) % len(questions)]
-                samples.append(await soak.sample(rt, question, rss_mb()))
             done += len(batch)
             window += len(batch)
             window_texts += [f"{o.speaker}: {o.text}" for o in batch]
-            if done // every != (done - len(batch)) // every or batch is batches[-1]:
+            ends = done // every != (done - len(batch)) // every or batch is batches[-1]
+            start = time.perf_counter()
+            await rt.observe_many(batch)
+            if ends:  # the fade catches up, inside the window's time
+                await rt.settle()
+            window_s += time.perf_counter() - start
+            if soak_every and int(rt.substrate.last_id) // soak_every > len(samples):
+                question = questions[len(samples) % len(questions)]
+                added = sum(rt.tokenizer.count_many(window_texts[-len(batch):]))
+                samples.append(await soak.sample(rt, question, rss_mb(), added))
+            if ends:
                 main = rt.memories["Main"]
                 row = {"turns": done, "events": int(rt.substrate.last_id),
                        "ingest_per_s": round(window / window_s, 1),

@@ -13,6 +13,7 @@ import trio.testing
 from test_memory_support import DAY, HOUR, LINES, Env, holder_of, where
 
 from solace.config import AgentConfig, FadeWeights, MemoryConfig
+from solace.memory.fading import BACKLOG_BUDGETS
 from solace.memory.ladder import rehydrate_text
 
 CONFIG = AgentConfig(budget_tokens=4000)
@@ -87,6 +88,24 @@ async def test_token_pressure_demotes_recent_records_when_over_budget(
     assert env.mem.working.total_tokens <= 80
     assert any(r.rung > 0 for r in env.mem.working.records()) or len(env.mem.longterm) > 0
     assert env.mem.counters.demotions[1] > 0
+
+
+async def test_ingest_waits_for_a_fade_that_has_fallen_more_than_two_budgets_behind(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # No fade coroutine runs in an Env and nothing here settles: only ingest's
+    # back-pressure can fade, so without it working would hold every line.
+    env = Env(tmp_path, AgentConfig(budget_tokens=60), MEMORY)
+    await env.open()
+    said = 0
+    for i in range(40):
+        record = await env.say(LINES[i % len(LINES)], speaker=("Caroline", "Melanie")[i % 2])
+        said += record.tokens
+        assert env.mem.working.total_tokens <= BACKLOG_BUDGETS * 60 + record.tokens
+    assert said > 4 * BACKLOG_BUDGETS * 60
+    assert env.mem.counters.demotions[1] > 0
+    for entry in env.spoken:
+        assert len(holder_of(env.mem, entry)) == 1, entry  # nothing lost on the way
 
 
 PROTECTIONS = ["referenced", "emotional", "tagged"]

@@ -237,6 +237,12 @@ class AgentMemory(Fading):
                           private: Sequence[bool] | None = None) -> list[MemoryRecord]:
         """:meth:`ingest` for many events with one embedding call (replays, imports).
 
+        The events are embedded first; then, if working holds more than
+        :data:`~solace.memory.fading.BACKLOG_BUDGETS` budgets (the fade has fallen
+        behind a fast caller), the fade catches up before the records go in. So a
+        caller that never settles still keeps working bounded, and the next batch's
+        embedding overlaps the last batch's fade.
+
         Returns:
             One record per event, in order: its rung-0 record, or its first chunk.
 
@@ -283,6 +289,7 @@ class AgentMemory(Fading):
                 vectors_of[i] = np.concatenate(await self.offloader.run_chunks(
                     self._embed_chunks, [c.text for c in chunks]))
                 RECENT_SPLITS.put(key, chunks, vectors_of[i])
+        await self.catch_up()  # the fade, if it has fallen behind, before adding more
         self._check_new([e.entry_id for e in events])  # a concurrent ingest of the same event
         made: dict[int, list[MemoryRecord]] = {}
         for i, tokens, vector in zip(whole, whole_counts, whole_vectors, strict=True):

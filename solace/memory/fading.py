@@ -33,7 +33,8 @@ from solace.models.llm import ModelError
 from solace.offload import Offloader
 from solace.sealed import StorageFullError, is_storage_full, storage_full
 
-__all__ = ["FULL_PAUSE_FIRST", "FULL_PAUSE_MAX", "ROUND_CHUNKS", "Fading", "tracking"]
+__all__ = ["BACKLOG_BUDGETS", "FULL_PAUSE_FIRST", "FULL_PAUSE_MAX", "ROUND_CHUNKS", "Fading",
+           "tracking"]
 
 log = logging.getLogger("solace.memory.agent_memory")
 
@@ -44,6 +45,10 @@ ROUND_CHUNKS = 64
 #: trying again, doubling up to the maximum while the disk stays full (clock seconds).
 FULL_PAUSE_FIRST = 5.0
 FULL_PAUSE_MAX = 300.0
+# Ingest waits for the fade once working holds more than this many budgets: the fade
+# runs beside ingest (a bulk import embeds its next batch while the last one fades) but
+# never falls further behind than that, whoever calls settle() or not.
+BACKLOG_BUDGETS = 2.0
 
 
 class Fading:
@@ -148,6 +153,18 @@ class Fading:
             report = await self.fade_step()
             if not report.changed:
                 return
+
+    async def catch_up(self) -> None:
+        """Back-pressure for ingest: if working holds more than :data:`BACKLOG_BUDGETS`
+        budgets, fade as :meth:`settle` does before returning. A step that cannot write
+        for lack of space is left to the fade coroutine (it pauses and retries); the
+        caller's records still go in."""
+        if self.working.total_tokens <= BACKLOG_BUDGETS * self.working.budget_tokens:
+            return
+        try:
+            await self.settle()
+        except StorageFullError as exc:
+            log.debug("%s: ingest did not wait for the fade: %s", self.agent, exc)
 
     async def fade_step(self) -> FadeReport:
         """Demote until nothing is due and working is within budget (see module doc).
