@@ -61,6 +61,9 @@ class Models:
     guard: Any
     ladder: Any
     offloader: Offloader
+    #: recall's own worker threads (as many as ``offloader``'s: peers search at once):
+    #: a recall never queues behind compression and bulk embedding in ``offloader``
+    recall_offloader: Offloader
 
 
 def build_models(config: Config) -> Models:
@@ -85,7 +88,8 @@ def build_models(config: Config) -> Models:
         tokenizer=tokenizer, embedder=embedder, config=config.memory,
         llm=llm if config.memory.compression == "llm" else None, guard=guard,
     )
-    return Models(embedder, tokenizer, llm, guard, ladder, offloader)
+    return Models(embedder, tokenizer, llm, guard, ladder, offloader,
+                  Offloader(config.runtime.blocking_threads))
 
 
 @dataclass(slots=True)
@@ -238,7 +242,7 @@ def build_retrievers(
     unit_forms: dict[int, tuple[str, int]] = {}  # one text per unit, whoever holds it
     return {
         name: Retriever(
-            memories[name], tokenizer=models.tokenizer, offloader=models.offloader,
+            memories[name], tokenizer=models.tokenizer, offloader=models.recall_offloader,
             events=reader,
             rehydrate=functools.partial(rehydrate_for, rehydrate_text, models.tokenizer,
                                         config.memory,

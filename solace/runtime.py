@@ -146,7 +146,8 @@ class Runtime(EventWriting):
         # entry id -> rung-0 embedding; an open adopts the kept ones into it
         # (solace.memory.event_vectors, EventVectorStore.adopt)
         self.event_vectors = EventVectorStore()
-        self.events = EventReader(substrate, models.offloader)  # recently read events
+        # recently read events, read on recall's lane (most reads are a recall's)
+        self.events = EventReader(substrate, models.recall_offloader)
         self.holdings = Holdings(ACTORS)  # the events each agent holds (read-through)
         self.task_health: dict[str, TaskHealth] = {}  # supervised task -> how it fares
         self.context = ActorContext(
@@ -228,7 +229,7 @@ class Runtime(EventWriting):
         vector = self.embedder.cached(query)
         if vector is not None:
             return np.asarray(vector, dtype=np.float32)
-        vectors = await self.offloader.run(self.embedder.embed, [query])
+        vectors = await self.models.recall_offloader.run(self.embedder.embed, [query])
         return np.asarray(vectors[0], dtype=np.float32)
 
     # ------------------------------------------------------------ control

@@ -115,7 +115,7 @@ async def _run(home: Home, args: argparse.Namespace, action: Action) -> str:
                     or any(s.extraction_mode == "llm" for s in cfg.stores.values()))
         llm = build_llm(cfg.models) if uses_llm else NoLLM()
         models = Models(SharedEmbedder(build_embedder(cfg.models)), tokenizer, llm,
-                        Guard(tokenizer=tokenizer), None, Offloader(1))
+                        Guard(tokenizer=tokenizer), None, Offloader(1), Offloader(1))
         clock = WallClock()
         facts = await open_fact_memory_or_none(home, cfg, models, sub, clock)
         mark = sub.last_id
