@@ -22,6 +22,7 @@ def test_all_names_are_exported() -> None:
         "onnx_embedder",
         "onnx_export",
         "openai_compat",
+        "remembered",
         "schema",
         "tokenizer",
     }

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+
+from solace.models.remembered import remembered
 
 __all__ = ["Salient", "calendar_parts", "date_supported", "number_values", "salient",
            "word_set"]
@@ -291,11 +292,7 @@ def _extract_names(text: str) -> set[str]:
     return names
 
 
-# Texts up to this many characters are remembered (the last few thousand): every agent
-# that perceives or compresses an event asks about the same sentences and turns.
-_REMEMBER_CHARS = 2000
-
-
+@remembered(1 << 13)  # each agent perceiving or compressing an event asks again
 def salient(text: str) -> Salient:
     """Extract the names, numbers and dates of ``text``, normalised.
 
@@ -309,19 +306,12 @@ def salient(text: str) -> Salient:
         The salient items; deterministic, pure, and cheap (regex passes only; a
         short text asked about again is a lookup).
     """
-    return _salient_remembered(text) if len(text) <= _REMEMBER_CHARS else _salient(text)
-
-
-def _salient(text: str) -> Salient:
     text = text.translate(_APOSTROPHES)
     words, digits = _hints(text)
     dates, rest = _extract_dates(text, words, digits)
     numbers = _extract_numbers(rest, words, digits)
     names = _extract_names(rest)
     return Salient(frozenset(names), frozenset(numbers), frozenset(dates))
-
-
-_salient_remembered = lru_cache(maxsize=1 << 13)(_salient)
 
 
 def number_values(text: str) -> frozenset[str]:

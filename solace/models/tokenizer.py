@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from solace.models.llm import EmbedderLoadError
+from solace.models.remembered import SHORT_TEXT_CHARS
 
 __all__ = ["Tokenizer", "WordPieceTokenizer", "default_model_dir"]
 
@@ -55,7 +56,6 @@ def default_model_dir() -> Path:
 
 
 _BATCH_MIN = 8
-_REMEMBER_CHARS = 2000
 _REMEMBER_COUNTS = 1 << 14
 _cache_lock = threading.Lock()
 _cache: dict[tuple[Path, int | None], Any] = {}
@@ -154,7 +154,7 @@ class WordPieceTokenizer:
         kept = self._counts
         with self._counts_lock:
             for text, count in counts.items():
-                if len(text) <= _REMEMBER_CHARS:
+                if len(text) <= SHORT_TEXT_CHARS:
                     kept[text] = count
             while len(kept) > _REMEMBER_COUNTS:
                 del kept[next(iter(kept))]

@@ -23,7 +23,6 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from solace.config import Perspective
 from solace.memory.ladder.dates import resolve_relative_dates
@@ -32,6 +31,7 @@ from solace.memory.ladder.sentences import Turn, split_sentences
 from solace.memory.lexical import content_words, stem
 from solace.models.affect import score_affect
 from solace.models.entities import salient
+from solace.models.remembered import remembered
 from solace.models.tokenizer import Tokenizer
 
 __all__ = [
@@ -84,11 +84,12 @@ def resolve_sentence(sentence: str, turn: Turn) -> str:
     ``turn.speaker``/``turn.addressee``, and the sentence gets a ``Speaker:`` label
     unless the rewrite already put the speaker's name in it.
     """
-    if len(sentence) > _REMEMBER_CHARS:
-        return _resolved(sentence, turn.ts, turn.speaker, turn.addressee)
-    return _resolved_remembered(sentence, turn.ts, turn.speaker, turn.addressee)
+    return _resolved(sentence, turn.ts, turn.speaker, turn.addressee)
 
 
+# Every agent compressing an episode resolves the same sentences (perspectives differ
+# only in how the resolved sentences are scored).
+@remembered(1 << 13)
 def _resolved(sentence: str, ts: float, speaker: str, addressee: str) -> str:
     text = resolve_relative_dates(sentence, ts)
     text, named = resolve_pronouns(text, speaker, addressee)
@@ -96,12 +97,6 @@ def _resolved(sentence: str, ts: float, speaker: str, addressee: str) -> str:
     if speaker and not named:
         return f"{speaker}: {text}"
     return text
-
-
-# Every agent compressing an episode resolves the same sentences (perspectives differ
-# only in how the resolved sentences are scored): the last few thousand are remembered.
-_REMEMBER_CHARS = 2000
-_resolved_remembered = lru_cache(maxsize=1 << 13)(_resolved)
 
 
 def centrality(
