@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
@@ -28,10 +26,10 @@ from solace.memory.candidates import Retriever
 from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
-from solace.memory.restore import Loaded, tier_projection
+from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import Forms, fingerprint, read_forms, write_forms
 from solace.models.embedding_cache import SharedEmbedder
-from solace.offload import Offloader
+from solace.offload import Offloader, concurrently
 from solace.projections import Projection, ReplayReport, replay
 from solace.retrieval_texts import rehydrate_for, resolved_turn
 from solace.runtime_workspace import open_workspace_or_none
@@ -134,29 +132,17 @@ async def open_projections(
     from solace.memory.agent_memory import AgentMemory
     from solace.workspace.service import WORKSPACE_PROJECTION
 
-    tiers: dict[str, tuple[AgentMemory, Loaded]] = {}
-    failed: dict[str, Exception] = {}
-
-    async def open_tiers(name: str) -> None:
-        try:
-            tiers[name] = await AgentMemory.opening(
-                name, config=config.agent(name), memory_config=config.memory,
-                directory=home.agent_dir(name), substrate=substrate, ladder=models.ladder,
-                embedder=models.embedder, tokenizer=models.tokenizer,
-                offloader=models.offloader, clock=clock,
-                perceive=functools.partial(perceptions_for, name))
-        except Exception as exc:  # raised as it is below, not wrapped in a group
-            failed[name] = exc
-
-    async with trio.open_nursery() as nursery:  # the agents' snapshots read at once
-        for name in ACTORS:
-            nursery.start_soon(open_tiers, name)
-    for name in ACTORS:
-        if name in failed:
-            raise failed[name]
+    opened = await concurrently([  # the agents' snapshots read at once
+        functools.partial(
+            AgentMemory.opening, name, config=config.agent(name),
+            memory_config=config.memory, directory=home.agent_dir(name), substrate=substrate,
+            ladder=models.ladder, embedder=models.embedder, tokenizer=models.tokenizer,
+            offloader=models.offloader, clock=clock,
+            perceive=functools.partial(perceptions_for, name))
+        for name in ACTORS])
     projections: list[Projection] = [
-        tier_projection(*tiers[name], perceived=PERCEIVED_KINDS, into=memories)
-        for name in ACTORS]
+        tier_projection(memory, loaded, perceived=PERCEIVED_KINDS, into=memories)
+        for memory, loaded in opened]
     conversations = await open_conversations(
         substrate=substrate, config=config.conversation, llm=models.llm,
         embedder=models.embedder, tokenizer=models.tokenizer, guard=models.guard,

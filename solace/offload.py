@@ -11,16 +11,39 @@ files while the loop replays), for work that mostly waits or runs outside the GI
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 import outcome
 import trio
 
-__all__ = ["Offloader", "Pending", "start"]
+__all__ = ["Offloader", "Pending", "concurrently", "start"]
 
 T = TypeVar("T")
 Item = TypeVar("Item")
+
+
+async def concurrently(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """Await every one of ``calls`` at once; their results, in order.
+
+    If any raised, the first one's exception (in the order of ``calls``) is raised as
+    it is, not wrapped in a group, once every call has finished.
+    """
+    results: list[Any] = [None] * len(calls)
+    errors: dict[int, Exception] = {}
+
+    async def one(index: int) -> None:
+        try:
+            results[index] = await calls[index]()
+        except Exception as exc:  # re-raised below, unwrapped from the nursery's group
+            errors[index] = exc
+
+    async with trio.open_nursery() as nursery:
+        for index in range(len(calls)):
+            nursery.start_soon(one, index)
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 class Offloader:
@@ -50,8 +73,8 @@ class Offloader:
         For row-wise work such as embedding a batch: one call would keep one core busy
         while the others wait (each model call runs single-threaded; see
         ``models.embed_threads``). Chunks have at least ``min_chunk`` items; results
-        come back in order, one per chunk. If a chunk raises, the first exception
-        propagates unchanged once every chunk has finished.
+        come back in order, one per chunk. If a chunk raises, the first such chunk's
+        exception propagates unchanged once every chunk has finished.
         """
         if min_chunk < 1:
             raise ValueError(f"min_chunk must be >= 1, got {min_chunk!r}")
@@ -59,21 +82,9 @@ class Offloader:
         if parts == 1:
             return [await self.run(fn, items)]
         bounds = [round(i * len(items) / parts) for i in range(parts + 1)]
-        results: list[Any] = [None] * parts
-        errors: list[Exception] = []
-
-        async def one(index: int) -> None:
-            try:
-                results[index] = await self.run(fn, items[bounds[index]:bounds[index + 1]])
-            except Exception as exc:  # re-raised below, unwrapped from the nursery's group
-                errors.append(exc)
-
-        async with trio.open_nursery() as nursery:
-            for index in range(parts):
-                nursery.start_soon(one, index)
-        if errors:
-            raise errors[0]
-        return results
+        return await concurrently([
+            functools.partial(self.run, fn, items[bounds[i]:bounds[i + 1]])
+            for i in range(parts)])
 
 
 class Pending(Generic[T]):

@@ -9,7 +9,7 @@ query to the event's own vector in the runtime's one
 Dense scoring: below :data:`SCAN_ROWS` vectors every row is scored with one numpy
 product that every agent of a recall shares. From there on, one search a recall (every
 row scored block by block, half the blocks in a second thread:
-:func:`~solace.memory.row_blocks.top_rows`) finds the store's :data:`DENSE_POOL` best
+:func:`~solace.memory.row_blocks.row_scores`) finds the store's :data:`DENSE_POOL` best
 rows for the query
 (:meth:`UnitCandidates.prefetch`, in a worker thread once the store is large), and each
 agent takes its units from that pool when the pool *proves* its top: its

@@ -145,7 +145,7 @@ class WordPieceTokenizer:
         found = {t: len(e) for t, e in zip(missing, encode(missing, add_special_tokens=False),
                                            strict=True)}
         self._remember(found)
-        return [found[t] if t in found else counts.get(t) or self.count(t) for t in texts]
+        return [found[t] if t in found else self.count(t) for t in texts]  # count: a lookup
 
     def _remember(self, counts: dict[str, int]) -> None:
         """Keep the counts of short texts, the most recent :data:`_REMEMBER_COUNTS`:
