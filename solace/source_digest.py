@@ -11,7 +11,9 @@ Imports are read statically (``ast``), function-local ones included. ``from pkg 
 name``, where ``pkg``'s ``__init__`` re-exports ``name`` from a submodule, is followed to
 that submodule, not to the ``__init__`` (whose other imports would pull in the whole
 package). A module counts by its syntax tree without docstrings, so an edit to
-comments, layout or docstrings keeps the digest. Code reached only through
+comments, layout or docstrings keeps the digest. Modules named in ``skip`` are neither
+digested nor followed: for code whose effect the cache stamps another way (the config
+classes, whose values are stamped as they are). Code reached only through
 ``importlib`` is not seen; the modules stamped today
 have none (a test checks). Pure functions; the files are read once per process.
 """
@@ -33,9 +35,9 @@ PACKAGES = ("solace", "substrate")
 
 
 def source_closure(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
-                   packages: Iterable[str] = PACKAGES) -> list[str]:
+                   packages: Iterable[str] = PACKAGES, skip: Iterable[str] = ()) -> list[str]:
     """The dotted names of ``entries`` and of every module of ``packages`` they import,
-    transitively, sorted.
+    transitively, sorted; the modules in ``skip`` are left out and not followed.
 
     Raises:
         ValueError: an entry is not a module under ``root``.
@@ -46,9 +48,10 @@ def source_closure(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
         if _path_of(root, name) is None:
             raise ValueError(f"{name!r} is not a module under {root}")
     seen: set[str] = set()
+    skipped = frozenset(skip)
     while todo:
         name = todo.pop()
-        if name in seen or _path_of(root, name) is None:
+        if name in seen or name in skipped or _path_of(root, name) is None:
             continue
         seen.add(name)
         for base, imported in _imports(root, name):
@@ -58,16 +61,17 @@ def source_closure(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
 
 
 def source_digest(entries: Iterable[str], *, root: Path = SOURCE_ROOT,
-                  packages: Iterable[str] = PACKAGES) -> bytes:
+                  packages: Iterable[str] = PACKAGES, skip: Iterable[str] = ()) -> bytes:
     """SHA-256 over the names and the syntax trees (docstrings dropped) of
     :func:`source_closure`'s modules."""
-    return _digest(tuple(entries), root, tuple(packages))
+    return _digest(tuple(entries), root, tuple(packages), tuple(sorted(skip)))
 
 
 @functools.cache
-def _digest(entries: tuple[str, ...], root: Path, packages: tuple[str, ...]) -> bytes:
+def _digest(entries: tuple[str, ...], root: Path, packages: tuple[str, ...],
+            skip: tuple[str, ...]) -> bytes:
     h = hashlib.sha256()
-    for name in source_closure(entries, root=root, packages=packages):
+    for name in source_closure(entries, root=root, packages=packages, skip=skip):
         path = _path_of(root, name)
         assert path is not None  # source_closure keeps only modules that exist
         h.update(name.encode() + b"\0")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from solace.memory.retrieval_forms import FORMS_SOURCES, fingerprint
+from solace.memory.retrieval_forms import FORMS_SOURCES, STAMPED_BY_VALUE, fingerprint
 from solace.source_digest import (
     SOURCE_ROOT,
     _digest,
@@ -64,6 +64,21 @@ def test_a_name_a_package_init_defines_itself_keeps_the_whole_init(tmp_path: Pat
                                          "pkg.text", "pkg.user"]
 
 
+def test_a_skipped_module_is_neither_digested_nor_followed(tmp_path: Path) -> None:
+    root = make_package(tmp_path, PKG)
+    assert source_closure(["pkg.derive"], root=root, packages=("pkg",),
+                          skip=["pkg.text"]) == ["pkg.deep", "pkg.derive"]
+
+    def digest(skip: list[str]) -> bytes:
+        _digest.cache_clear()
+        _tree.cache_clear()
+        return source_digest(["pkg.derive"], root=root, packages=("pkg",), skip=skip)
+
+    before, skipped = digest([]), digest(["pkg.text"])
+    (root / "pkg/text.py").write_text("import re\nLIMIT = 3\n")
+    assert digest(["pkg.text"]) == skipped and digest([]) != before
+
+
 def test_the_digest_changes_with_a_reached_modules_code_and_not_with_anything_else(
     tmp_path: Path,
 ) -> None:
@@ -91,7 +106,7 @@ def test_an_entry_that_is_not_a_module_is_refused_naming_it(tmp_path: Path) -> N
 
 
 def test_the_forms_stamp_covers_their_derivation_and_not_scoring_ordering_or_surfaces() -> None:
-    reached = set(source_closure(FORMS_SOURCES))
+    reached = set(source_closure(FORMS_SOURCES, skip=STAMPED_BY_VALUE))
     assert {"solace.memory.ladder.extractive", "solace.memory.lexical", "solace.retrieval_texts",
             "solace.memory.chunks", "solace.conversation.events", "solace.memory.form_derivation",
             "solace.memory.ladder.ladder"} <= reached
@@ -99,7 +114,8 @@ def test_the_forms_stamp_covers_their_derivation_and_not_scoring_ordering_or_sur
     assert not reached & {"solace.memory.candidates", "solace.memory.retrieval",
                           "solace.actors.routing", "solace.recall_order",
                           "solace.memory.hit_merge", "solace.memory.event_vectors",
-                          "solace.memory.retrieval_forms"}
+                          "solace.memory.retrieval_forms",
+                          "solace.config.schema"}  # a new config key: the forms are kept
     assert not {m for m in reached if m.startswith(("solace.surfaces", "solace.surfaces.cli",
                                                      "solace.facts", "solace.workspace"))}
     other = "solace.models.onnx_embedder"  # a module the forms do not reach by themselves

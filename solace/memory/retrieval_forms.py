@@ -13,7 +13,8 @@ sealed (:mod:`solace.sealed`, ``ring.derive("snapshot")``) for the role
 ``memory/<agent>/retrieval-forms``, with a :func:`fingerprint` of everything they
 depend on: the retrieval and memory config, the tokenizer, and the source of the
 modules that derive them (:data:`FORMS_SOURCES`, the tokenizer's, and every module of
-ours they import: :mod:`solace.source_digest`), so a change of that code or config drops
+ours they import, but the config classes: :data:`STAMPED_BY_VALUE`;
+:mod:`solace.source_digest`), so a change of that code or config drops
 the file (the forms are derived again, as on a new home) instead of serving a stale
 text, and a change anywhere else keeps it. A
 record's form is only reused for the same entry ids. A refused or unreadable file is
@@ -43,8 +44,8 @@ from solace.sealed import SealedFileRefused, read_sealed, write_sealed
 from solace.source_digest import PACKAGES, source_digest
 from substrate import KeyRing
 
-__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "Forms", "fingerprint",
-           "read_forms", "role", "write_forms"]
+__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "STAMPED_BY_VALUE", "Forms",
+           "fingerprint", "read_forms", "role", "write_forms"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,12 @@ PURPOSE = "snapshot"
 #: module: how the file is laid out is :data:`FORMAT_VERSION`'s to say.
 FORMS_SOURCES = ("solace.memory.form_derivation", "solace.memory.ladder",
                  "solace.memory.lexical", "solace.retrieval_texts")
+#: Reached from :data:`FORMS_SOURCES` but not stamped by its code: the config classes.
+#: What the derivation takes from them, the memory config and each agent's perspective,
+#: is stamped by value (:func:`fingerprint`'s ``depends_on``), and a key added anywhere
+#: else in the config must not make a home derive its forms again (at 953k events, 18
+#: minutes before the first recall).
+STAMPED_BY_VALUE = ("solace.config.schema",)
 
 #: record id -> (entry ids, rehydrated text, tokens)
 RecordForms = dict[int, tuple[tuple[int, ...], str, int]]
@@ -121,7 +128,7 @@ def fingerprint(*depends_on: object, sources: Iterable[str] = ()) -> str:
     of the source of :data:`FORMS_SOURCES` and ``sources`` (a tokenizer's module; one
     outside our packages is left out) with every module of ours they import."""
     ours = [s for s in sources if s.partition(".")[0] in PACKAGES]
-    h = hashlib.sha256(source_digest((*FORMS_SOURCES, *ours)))
+    h = hashlib.sha256(source_digest((*FORMS_SOURCES, *ours), skip=STAMPED_BY_VALUE))
     h.update(repr((FORMAT_VERSION, depends_on)).encode())
     return h.hexdigest()
 
