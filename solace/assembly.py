@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
@@ -29,7 +29,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import Forms, fingerprint, read_forms, write_forms
 from solace.models.embedding_cache import SharedEmbedder
-from solace.offload import Offloader, concurrently
+from solace.offload import Foreground, Offloader, concurrently
 from solace.projections import Projection, ReplayReport, replay
 from solace.retrieval_texts import rehydrate_for, resolved_turn
 from solace.runtime_workspace import open_workspace_or_none
@@ -62,6 +62,9 @@ class Models:
     #: recall's own worker threads (as many as ``offloader``'s: peers search at once):
     #: a recall never queues behind compression and bulk embedding in ``offloader``
     recall_offloader: Offloader
+    #: held by each recall; ``offloader`` starts no call while it is held (up to
+    #: ``runtime.recall_first_ms``), so a fade does not take the cores a recall waits for
+    foreground: Foreground = field(default_factory=Foreground)
 
 
 def build_models(config: Config) -> Models:
@@ -77,7 +80,9 @@ def build_models(config: Config) -> Models:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=config.runtime.blas_threads)
-    offloader = Offloader(config.runtime.blocking_threads)
+    foreground = Foreground(config.runtime.recall_first_ms / 1000)
+    offloader = Offloader(config.runtime.blocking_threads,
+                          defers_to=foreground if config.runtime.recall_first_ms else None)
     embedder = SharedEmbedder(build_embedder(config.models))
     tokenizer = build_tokenizer(config.models)
     llm = build_llm(config.models)
@@ -87,7 +92,7 @@ def build_models(config: Config) -> Models:
         llm=llm if config.memory.compression == "llm" else None, guard=guard,
     )
     return Models(embedder, tokenizer, llm, guard, ladder, offloader,
-                  Offloader(config.runtime.blocking_threads))
+                  Offloader(config.runtime.blocking_threads), foreground)
 
 
 @dataclass(slots=True)

@@ -6,18 +6,27 @@ through :class:`Offloader`, so no class has an async twin and the event loop nev
 stalls behind a matrix multiply. One limiter per runtime bounds how many threads
 compete for the two cores; :func:`start` runs one call beside them (reading
 files while the loop replays), for work that mostly waits or runs outside the GIL.
+
+Recall has a lane of its own (a second :class:`Offloader`), but a lane does not make
+cores: while a fade or a bulk embedding keeps both busy, a recall's threads and its
+steps on the loop wait their turn. So the bulk offloader can be given a
+:class:`Foreground`: while any recall holds it, a bulk call about to start waits for
+the recalls to end, at most ``max_wait`` seconds (background work is delayed, never
+starved), and calls already running finish as they are.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 import outcome
 import trio
 
-__all__ = ["Offloader", "Pending", "concurrently", "start"]
+__all__ = ["Foreground", "Offloader", "Pending", "concurrently", "start"]
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -46,13 +55,66 @@ async def concurrently(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
     return results
 
 
-class Offloader:
-    """Runs blocking callables in worker threads, at most ``threads`` at a time."""
+class Foreground:
+    """Spans in which a caller waits on the runtime (a recall), which background work
+    steps aside for: see the module docstring. A call made inside a span (by the task
+    holding it, or a task it started) never waits: the recall's own work goes first.
 
-    def __init__(self, threads: int = 2) -> None:
+    Args:
+        max_wait: Longest a background call waits for the foreground to clear, in
+            seconds of trio's clock; past it the call starts anyway.
+    """
+
+    def __init__(self, max_wait: float = 0.25) -> None:
+        if not max_wait >= 0:
+            raise ValueError(f"Foreground max_wait must be >= 0 seconds, got {max_wait!r}")
+        self.max_wait = max_wait
+        self._inside: contextvars.ContextVar[bool] = contextvars.ContextVar(
+            "inside_foreground", default=False)
+        self.active = 0
+        self._clear = trio.Event()
+        self._clear.set()
+        #: background calls that waited, and for how long in all (trio seconds)
+        self.waits = 0
+        self.waited_s = 0.0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the foreground for the ``with`` block (nested and concurrent holds
+        add up; it clears when the last ends)."""
+        if self.active == 0:
+            self._clear = trio.Event()
+        self.active += 1
+        inside = self._inside.set(True)
+        try:
+            yield
+        finally:
+            self._inside.reset(inside)
+            self.active -= 1
+            if self.active == 0:
+                self._clear.set()
+
+    async def yielded(self) -> None:
+        """Return once the foreground is clear, or after ``max_wait``; at once (without a
+        checkpoint) when it is clear already, or when called inside a span."""
+        if self.active == 0 or self._inside.get():
+            return
+        start = trio.current_time()
+        with trio.move_on_after(self.max_wait):
+            await self._clear.wait()
+        self.waits += 1
+        self.waited_s += trio.current_time() - start
+
+
+class Offloader:
+    """Runs blocking callables in worker threads, at most ``threads`` at a time; with
+    ``defers_to``, each call waits for that :class:`Foreground` before it starts."""
+
+    def __init__(self, threads: int = 2, *, defers_to: Foreground | None = None) -> None:
         if threads <= 0:
             raise ValueError(f"Offloader needs threads > 0, got {threads!r}")
         self.threads = threads
+        self.defers_to = defers_to
         self._limiter = trio.CapacityLimiter(threads)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -63,6 +125,8 @@ class Offloader:
         even inside a cancelled scope — what a worker stored, the caller sees.
         """
         call = functools.partial(fn, *args, **kwargs) if kwargs else functools.partial(fn, *args)
+        if self.defers_to is not None:
+            await self.defers_to.yielded()
         return await trio.to_thread.run_sync(call, limiter=self._limiter)
 
     async def run_chunks(

@@ -189,6 +189,11 @@ class Runtime(EventWriting):
         tags: Sequence[str] = (),
     ) -> list[Hit]:
         """See ``Actor.recall`` (``asker`` is the agent's name)."""
+        with self.models.foreground.held():  # background work waits (recall_first_ms)
+            return await self._recall(asker, query, k, read_through=read_through, tags=tags)
+
+    async def _recall(self, asker: str, query: str, k: int, *, read_through: bool | None,
+                      tags: Sequence[str]) -> list[Hit]:
         actor = self.agent(asker)
         if read_through is None:
             read_through = self.config.runtime.read_through

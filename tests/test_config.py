@@ -71,6 +71,11 @@ def test_a_negative_context_weight_is_refused_with_key_and_value(tmp_path: Path)
         load_config(write(tmp_path, "[agents.Main]\nretrieval = { context = -0.1 }\n"))
 
 
+def test_a_negative_recall_first_wait_is_refused_with_key_and_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"runtime: recall_first_ms must be >= 0, got -1"):
+        load_config(write(tmp_path, "[runtime]\nrecall_first_ms = -1\n"))
+
+
 def test_unknown_fade_weight_is_refused(tmp_path: Path) -> None:
     p = write(tmp_path, "[agents.Main]\nfade = { age = 1.0, boredom = 2.0 }\n")
     with pytest.raises(ConfigError, match=r"agents\.Main\.fade\.boredom: unknown key"):

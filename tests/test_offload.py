@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 import trio
 
-from solace.offload import Offloader, start
+from solace.offload import Foreground, Offloader, start
 
 
 async def test_run_returns_the_result_and_raises_the_callables_own_error() -> None:
@@ -75,3 +75,50 @@ async def test_a_started_call_runs_beside_the_loop_and_gives_its_result_or_its_e
     failing = start(lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):  # unchanged, not in a group
         await failing.result()
+
+
+async def _later(go: trio.Event, offloader: Offloader, fn: Callable[[], object]) -> None:
+    """Background work: a task started outside any foreground span calls ``fn``."""
+    await go.wait()
+    await offloader.run(fn)
+
+
+async def test_a_deferring_offloader_starts_no_call_while_the_foreground_is_held() -> None:
+    foreground = Foreground(max_wait=60)
+    offloader = Offloader(2, defers_to=foreground)
+    started, go = threading.Event(), trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_later, go, offloader, started.set)
+        with foreground.held():
+            go.set()
+            await trio.sleep(0.05)  # real time for a thread to start, had it been let
+            assert not started.is_set()
+    assert started.is_set()
+    assert foreground.waits == 1 and foreground.waited_s < 60
+
+
+async def test_a_held_foreground_delays_background_calls_by_at_most_max_wait() -> None:
+    foreground = Foreground(max_wait=0.05)
+    offloader = Offloader(1, defers_to=foreground)
+    go = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_later, go, offloader, int)
+        with foreground.held():
+            go.set()
+            await trio.sleep(0.5)  # held throughout: the call starts after max_wait anyway
+            assert foreground.waits == 1 and 0.05 <= foreground.waited_s < 0.5
+
+
+async def test_calls_made_inside_the_foreground_never_wait_for_it() -> None:
+    foreground = Foreground(max_wait=60)
+    offloader = Offloader(2, defers_to=foreground)
+    with foreground.held():
+        assert await offloader.run(sum, [1, 2]) == 3
+        async with trio.open_nursery() as nursery:  # tasks the holder starts: its work
+            nursery.start_soon(offloader.run, int)
+    assert foreground.waits == 0
+
+
+def test_a_foreground_needs_a_wait_of_zero_or_more_seconds() -> None:
+    with pytest.raises(ValueError, match="max_wait"):
+        Foreground(max_wait=-1)

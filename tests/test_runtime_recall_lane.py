@@ -42,3 +42,23 @@ async def test_a_recall_does_not_queue_behind_blocking_work(tmp_path: Path) -> N
                 gate.set()
         finally:
             gate.set()
+
+
+async def test_a_recall_holds_background_work_back_and_never_its_own(tmp_path: Path) -> None:
+    async with open_runtime(tmp_path, config(), clock=TrioClock()) as rt:
+        await rt.observe("I adopted a grey whippet called Fig", author="Caroline")
+        await rt.settle()
+        foreground, seen = rt.models.foreground, []
+        embed_query = rt.embed_query
+
+        async def embed_and_look(query: str):  # type: ignore[no-untyped-def]
+            seen.append(foreground.active)
+            return await embed_query(query)
+
+        rt.embed_query = embed_and_look  # type: ignore[method-assign]
+        waits = foreground.waits
+        hits = await rt.recall("Main", "what is the whippet called?", 5)
+        assert any("Fig" in h.text for h in hits)
+        assert seen == [1] and foreground.active == 0  # held for the recall, then cleared
+        assert foreground.waits == waits  # the recall's own thread calls went first
+        assert rt.offloader.defers_to is foreground

@@ -383,6 +383,9 @@ class RuntimeConfig:
     hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
     time_heartbeat_seconds: float = 900.0
     blocking_threads: int = 2
+    # While a recall runs, background work (fading, bulk embedding) starts no new thread
+    # call for up to this many ms, so the recall has the cores; 0 never defers.
+    recall_first_ms: float = 250.0
     # Threads one numpy (BLAS) or FAISS (OpenMP) call may use; 0 leaves the process's
     # setting. Solace's parallelism is blocking_threads; a 2-thread matrix product
     # waiting for a core that embedding holds took 65x as long (2.6 ms, not 0.04).
@@ -392,12 +395,12 @@ class RuntimeConfig:
     said_then_first: bool = True  # a query naming a day or month puts hits said then first
     follow_replies: bool = True  # a recalled question's reply is moved up behind it
     distinct_hits: bool = True  # a hit saying what an earlier one said is left out
-    recall_candidates: int = 64  # long-term records offered by each of dense and BM25
+    recall_candidates: int = 128  # long-term records offered by each of dense and BM25
     inject_rung: int = 2  # a rung-3 hit is injected rehydrated at this rung
     cue_rung: int = 1  # a used cue re-enters working at this rung
 
     def __post_init__(self) -> None:
-        _non_negative(self, "release_heap_seconds")
+        _non_negative(self, "release_heap_seconds", "recall_first_ms")
         _positive(
             self,
             "status_interval_seconds",
