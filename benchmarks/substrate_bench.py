@@ -141,6 +141,8 @@ def floor(root: Path, payloads: list[Payload]) -> Run:
     """Encrypt, hash and write each payload alone (see the module docstring)."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+    # One nonce for every payload: a timing loop whose output is thrown away (the
+    # substrate takes a fresh nonce per frame, from a pool).
     cipher, nonce, header = AESGCM(KEY), os.urandom(12), b"h" * 48
     sha256, write, clock = hashlib.sha256, os.write, time.perf_counter_ns
     lat = []
