@@ -63,7 +63,8 @@ class Models:
     #: a recall never queues behind compression and bulk embedding in ``offloader``
     recall_offloader: Offloader
     #: held by each recall; ``offloader`` starts no call while it is held (up to
-    #: ``runtime.recall_first_ms``), so a fade does not take the cores a recall waits for
+    #: ``runtime.recall_first_ms``), so a fade, a bulk embedding or an LLM call does not
+    #: take the cores a recall waits for
     foreground: Foreground = field(default_factory=Foreground)
 
 

@@ -1,5 +1,6 @@
 """Recall runs on a worker lane of its own: blocking work (compression, bulk embedding)
-filling the runtime's offloader never holds a recall up."""
+filling the runtime's offloader never holds a recall up; and while a recall runs, that
+offloader starts no new call (solace.offload.Foreground), the recall's own calls aside."""
 
 from __future__ import annotations
 

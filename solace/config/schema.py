@@ -383,8 +383,9 @@ class RuntimeConfig:
     hyperfocus_factor: float = 2.0  # Supervisor's budget multiplier in hyperfocus
     time_heartbeat_seconds: float = 900.0
     blocking_threads: int = 2
-    # While a recall runs, background work (fading, bulk embedding) starts no new thread
-    # call for up to this many ms, so the recall has the cores; 0 never defers.
+    # While a recall runs, nothing else starts a call on the runtime's worker threads
+    # (fade, bulk embedding, LLM) for up to this many ms, so the recall has the cores;
+    # 0 never defers.
     recall_first_ms: float = 250.0
     # Threads one numpy (BLAS) or FAISS (OpenMP) call may use; 0 leaves the process's
     # setting. Solace's parallelism is blocking_threads; a 2-thread matrix product
