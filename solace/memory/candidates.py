@@ -47,7 +47,7 @@ import numpy as np
 
 from solace.memory.bm25 import LexicalIndex, scores_among
 from solace.memory.event_vectors import EventVectorStore
-from solace.memory.form_derivation import derive_forms
+from solace.memory.form_parts import derive_in_parts
 from solace.memory.holdings import Holdings
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
@@ -191,7 +191,8 @@ class Retriever:
 
     async def _build_forms(self, records: Sequence[MemoryRecord], unit_ids: set[int]
                            ) -> dict[int, tuple[str, int]]:
-        """Rehydrate the rung-3 records and the units not built yet, in one thread call.
+        """Rehydrate the rung-3 records and the units not built yet, and embed the units
+        without a vector (:func:`~solace.memory.form_parts.derive_in_parts`).
 
         Returns:
             record id -> (injected text, tokens) of every rung-3 record of ``records``:
@@ -218,16 +219,11 @@ class Retriever:
         wanted = sorted({e for r in todo for e in r.entry_ids} | set(units) | set(unembedded))
         events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
 
-        def build() -> tuple[list[str], list[str], list[int], np.ndarray | None]:
-            texts, unit_texts, counts = derive_forms(
-                [(r, [events[e] for e in r.entry_ids]) for r in todo],
-                [events[e] for e in units], rehydrate=self.rehydrate, rung=self.inject_rung,
-                unit_form=self.unit_form, tokenizer=self.tokenizer)
-            raw = [self.rehydrate([events[e]], 0) for e in unembedded]
-            vectors = self.embed(raw) if raw and self.embed is not None else None
-            return texts, unit_texts, counts, vectors
-
-        texts, unit_texts, counts, vectors = await self.offloader.run(build)
+        texts, unit_texts, counts, vectors = await derive_in_parts(
+            self.offloader, [(r, [events[e] for e in r.entry_ids]) for r in todo],
+            [events[e] for e in units], [events[e] for e in unembedded],
+            rehydrate=self.rehydrate, rung=self.inject_rung, unit_form=self.unit_form,
+            tokenizer=self.tokenizer, embed=self.embed)
         for record, text, tokens in zip(todo, texts, counts[: len(texts)], strict=True):
             self._forms[record.record_id] = (tuple(record.entry_ids), text, tokens)
             forms[record.record_id] = (text, tokens)
