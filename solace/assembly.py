@@ -232,6 +232,9 @@ def build_retrievers(
     from solace.memory.ladder import rehydrate_text
 
     unit_forms: dict[int, tuple[str, int]] = {}  # one text per unit, whoever holds it
+    record_forms: dict[str, dict[int, tuple[tuple[int, ...], str, int]]] = {
+        name: {} for name in ACTORS}
+    perspective = {name: config.agents[name].perspective for name in ACTORS}
     return {
         name: Retriever(
             memories[name], tokenizer=models.tokenizer, offloader=models.recall_offloader,
@@ -242,7 +245,9 @@ def build_retrievers(
             inject_rung=config.runtime.inject_rung,
             candidates=config.runtime.recall_candidates,
             vectors=event_vectors, embed=models.embedder.embed, unit_form=resolved_turn,
-            holdings=holdings, unit_forms=unit_forms,
+            holdings=holdings, unit_forms=unit_forms, record_forms=record_forms[name],
+            sibling_forms=[record_forms[other] for other in ACTORS
+                           if other != name and perspective[other] == perspective[name]],
         )
         for name in ACTORS
     }

@@ -7,11 +7,11 @@ the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from solace.memory.candidates import Retriever
+from solace.memory.candidates import Rehydrate, Retriever
 
 __all__ = ["SyntheticEvent", "retriever_over"]
 
@@ -24,6 +24,10 @@ class SyntheticEvent:
     """An event whose content is made from its id (a word of LoCoMo-like vocabulary)."""
 
     entry_id: int
+    ts: float = 0.0
+    agent: str = "user"
+    kind: str = "message"
+    attrs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def content(self) -> str:
@@ -45,9 +49,15 @@ class _Inline:
         return fn(*args)
 
 
-def retriever_over(memory: Any) -> Retriever:
+def retriever_over(memory: Any, *, rehydrate: Rehydrate | None = None,
+                   **options: Any) -> Retriever:
     """A :class:`Retriever` over ``memory`` (anything with ``agent``, ``working`` and
     ``longterm``): events are :class:`SyntheticEvent`, tokens are words, blocking work
-    runs inline, a rehydrated form is its events' contents joined."""
+    runs inline, a rehydrated form is its events' contents joined (unless ``rehydrate``
+    is given); ``options`` are the retriever's other keyword arguments."""
     return Retriever(memory, tokenizer=_Words(), offloader=_Inline(), events=_Events(),
-                     rehydrate=lambda events, rung: " ".join(e.content for e in events))
+                     rehydrate=rehydrate if rehydrate is not None else _joined, **options)
+
+
+def _joined(events: Sequence[Any], rung: int) -> str:
+    return " ".join(e.content for e in events)
