@@ -22,7 +22,7 @@ from solace.clock import Clock
 from solace.config import Config
 from solace.event_reader import EventReader
 from solace.home import Home
-from solace.memory.candidates import Retriever
+from solace.memory.candidates import RecordForm, Retriever
 from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
@@ -232,8 +232,7 @@ def build_retrievers(
     from solace.memory.ladder import rehydrate_text
 
     unit_forms: dict[int, tuple[str, int]] = {}  # one text per unit, whoever holds it
-    record_forms: dict[str, dict[int, tuple[tuple[int, ...], str, int]]] = {
-        name: {} for name in ACTORS}
+    record_forms: dict[str, dict[int, RecordForm]] = {name: {} for name in ACTORS}
     perspective = {name: config.agents[name].perspective for name in ACTORS}
     return {
         name: Retriever(

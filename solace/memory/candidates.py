@@ -62,9 +62,11 @@ from solace.memory.tier_view import (
 )
 from solace.memory.unit_candidates import UnitCandidates, record_similarity, top_ids
 
-__all__ = ["Rehydrate", "Retriever", "TierView"]
+__all__ = ["RecordForm", "Rehydrate", "Retriever", "TierView"]
 
 Rehydrate = Callable[[Sequence[Any], int], str]
+#: A rung-3 record's derived form: (the entry ids it was made from, text, tokens).
+RecordForm = tuple[tuple[int, ...], str, int]
 UNIT_RUNG = 1
 T = TypeVar("T")
 # Searches over at most this many vectors run on the event loop; larger ones in a
@@ -95,8 +97,8 @@ class Retriever:
             retrievers of one runtime when their ``unit_form`` is the same (it does not
             depend on the agent): each unit's text is then kept once, not once per
             agent holding it (~240 bytes per event for Supervisor and Main).
-        record_forms: this retriever's record id -> (entry ids, rung-3 form, tokens),
-            to be filled here (given so that ``sibling_forms`` can name it).
+        record_forms: this retriever's record id -> :data:`RecordForm`, filled here
+            (passed in so that the other retrievers' ``sibling_forms`` can hold it).
         sibling_forms: the ``record_forms`` of retrievers whose ``rehydrate`` is this
             one's (the same perspective): a record they derived for the same entry
             ids is taken, not derived again (Main's and Supervisor's rung-3 records
@@ -121,8 +123,8 @@ class Retriever:
         unit_form: Callable[[Any], str] | None = None,
         holdings: Holdings | None = None,
         unit_forms: dict[int, tuple[str, int]] | None = None,
-        record_forms: dict[int, tuple[tuple[int, ...], str, int]] | None = None,
-        sibling_forms: Sequence[dict[int, tuple[tuple[int, ...], str, int]]] = (),
+        record_forms: dict[int, RecordForm] | None = None,
+        sibling_forms: Sequence[dict[int, RecordForm]] = (),
     ) -> None:
         if inject_rung not in (1, 2):
             raise ValueError(f"inject_rung must be 1 or 2, got {inject_rung!r}")
@@ -198,7 +200,7 @@ class Retriever:
         _ids, text, tokens = self._forms[record.record_id]
         return text, tokens
 
-    def _derived(self, record: MemoryRecord) -> tuple[tuple[int, ...], str, int] | None:
+    def _derived(self, record: MemoryRecord) -> RecordForm | None:
         """``record``'s form as this retriever or a sibling derived it for its entry ids
         (a sibling's is kept here too), or None. A chunk's is never a sibling's: its
         id and entry id do not say which span it is."""

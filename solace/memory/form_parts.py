@@ -5,9 +5,12 @@ embeddings of the units without a vector.
 A query's few changed records are one thread call. A first build after a full rebuild
 (every record of a year) is parts that run on every thread at once: rehydration holds
 the GIL and the embedder does not, so the two overlap on two cores, and the embedding
-parts run side by side once the rehydration is done. Which part runs when changes no
-text: the results come back in order (kept apart from the derivation's own module,
-whose source stamps the kept forms, :data:`~solace.memory.retrieval_forms.FORMS_SOURCES`).
+parts run side by side once the rehydration is done. The results come back in order,
+so which part ran when changes no text.
+
+This is not in :mod:`~solace.memory.form_derivation`: that module's source stamps the
+kept forms (:data:`~solace.memory.retrieval_forms.FORMS_SOURCES`), and how the work is
+scheduled must not make a home derive them again.
 """
 
 from __future__ import annotations
