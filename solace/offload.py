@@ -130,19 +130,26 @@ class Offloader:
         return await trio.to_thread.run_sync(call, limiter=self._limiter)
 
     async def run_chunks(
-        self, fn: Callable[[Sequence[Item]], T], items: Sequence[Item], *, min_chunk: int = 8
+        self, fn: Callable[[Sequence[Item]], T], items: Sequence[Item], *, min_chunk: int = 8,
+        max_chunk: int | None = None,
     ) -> list[T]:
         """``fn`` over consecutive chunks of ``items``, up to ``threads`` chunks at once.
 
         For row-wise work such as embedding a batch: one call would keep one core busy
         while the others wait (each model call runs single-threaded; see
-        ``models.embed_threads``). Chunks have at least ``min_chunk`` items; results
-        come back in order, one per chunk. If a chunk raises, the first such chunk's
-        exception propagates unchanged once every chunk has finished.
+        ``models.embed_threads``). Chunks have at least ``min_chunk`` items, and with
+        ``max_chunk`` at most that many (more chunks than threads: they queue for the
+        threads, beside any other work queued there); results come back in order, one
+        per chunk. If a chunk raises, the first such chunk's exception propagates
+        unchanged once every chunk has finished.
         """
         if min_chunk < 1:
             raise ValueError(f"min_chunk must be >= 1, got {min_chunk!r}")
+        if max_chunk is not None and max_chunk < 1:
+            raise ValueError(f"max_chunk must be >= 1, got {max_chunk!r}")
         parts = max(1, min(self.threads, len(items) // min_chunk))
+        if max_chunk is not None:
+            parts = max(parts, -(-len(items) // max_chunk))
         if parts == 1:
             return [await self.run(fn, items)]
         bounds = [round(i * len(items) / parts) for i in range(parts + 1)]

@@ -56,9 +56,10 @@ class _CountingOffloader(Offloader):
 
 async def _build(offloader: Offloader, records: int, units: int, embedded: int,
                  embed: Any = _embed) -> tuple[list[str], list[str], list[int], Any]:
+    events = {e: SyntheticEvent(e) for e in range(2 * records + max(units, embedded))}
     return await derive_in_parts(
-        offloader, _records(records), [SyntheticEvent(e) for e in range(units)],
-        [SyntheticEvent(e) for e in range(embedded)], rehydrate=_rehydrate, rung=3,
+        offloader, [record for record, _ in _records(records)], list(range(units)),
+        list(range(embedded)), events, rehydrate=_rehydrate, rung=3,
         unit_form=_unit_form, tokenizer=_Words(), embed=embed)
 
 

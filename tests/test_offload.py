@@ -39,6 +39,15 @@ async def test_run_chunks_keeps_a_small_batch_whole() -> None:
         await offloader.run_chunks(list, [1], min_chunk=0)
 
 
+async def test_run_chunks_with_a_max_chunk_makes_as_many_chunks_as_it_needs_in_order() -> None:
+    chunks = await Offloader(2).run_chunks(list, list(range(50)), max_chunk=16)
+    assert chunks == [list(range(50))[b:e] for b, e in ((0, 12), (12, 25), (25, 38), (38, 50))]
+    assert await Offloader(2).run_chunks(list, list(range(20)), max_chunk=64) == [
+        list(range(10)), list(range(10, 20))]  # never fewer chunks than without it
+    with pytest.raises(ValueError, match="max_chunk"):
+        await Offloader(2).run_chunks(list, [1], max_chunk=0)
+
+
 async def test_run_chunks_raises_a_chunks_error_unwrapped() -> None:
     def boom(items: Sequence[int]) -> list[int]:
         if 0 in items:

@@ -248,10 +248,9 @@ class Retriever:
         events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
 
         texts, unit_texts, counts, vectors = await derive_in_parts(
-            self.offloader, [(r, [events[e] for e in r.entry_ids]) for r in todo],
-            [events[e] for e in units], [events[e] for e in unembedded],
-            rehydrate=self.rehydrate, rung=self.inject_rung, unit_form=self.unit_form,
-            tokenizer=self.tokenizer, embed=self.embed)
+            self.offloader, todo, units, unembedded, events, rehydrate=self.rehydrate,
+            rung=self.inject_rung, unit_form=self.unit_form, tokenizer=self.tokenizer,
+            embed=self.embed)
         for record, text, tokens in zip(todo, texts, counts[: len(texts)], strict=True):
             self._forms[record.record_id] = (tuple(record.entry_ids), text, tokens)
             forms[record.record_id] = (text, tokens)

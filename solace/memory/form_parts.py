@@ -16,7 +16,7 @@ scheduled must not make a home derive them again.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,47 +35,54 @@ EMBED_PART = 256
 
 
 async def derive_in_parts(
-    offloader: Offloader,
-    records: Sequence[tuple[MemoryRecord, Sequence[Any]]], units: Sequence[Any],
-    to_embed: Sequence[Any], *, rehydrate: Callable[[Sequence[Any], int], str], rung: int,
+    offloader: Offloader, records: Sequence[MemoryRecord], units: Sequence[int],
+    to_embed: Sequence[int], events: Mapping[int, Any], *,
+    rehydrate: Callable[[Sequence[Any], int], str], rung: int,
     unit_form: Callable[[Any], str], tokenizer: Any,
     embed: Callable[[list[str]], np.ndarray] | None,
 ) -> tuple[list[str], list[str], list[int], np.ndarray | None]:
-    """:func:`derive_forms` of ``records`` and ``units``, and the embeddings of the
-    ``to_embed`` events' raw texts (none without ``embed``), through ``offloader``: in
-    one thread call when each kind fits in one part, else in parts (:data:`RECORDS_PART`,
-    :data:`UNITS_PART`, :data:`EMBED_PART`) that run on all of its threads at once.
+    """:func:`derive_forms` of the rung-3 ``records`` and the ``units`` (entry ids), and
+    the embeddings of the ``to_embed`` events' raw texts (none without ``embed``), each
+    event read from ``events`` (entry id -> event) in the worker threads. In one thread
+    call when each kind fits in one part, else in parts (:data:`RECORDS_PART`,
+    :data:`UNITS_PART`, :data:`EMBED_PART`; :meth:`~solace.offload.Offloader.run_chunks`)
+    that run on all of the offloader's threads at once.
 
     Returns:
         ``(record texts, unit texts, token counts, vectors)``: as :func:`derive_forms`
         returns them, and the vectors in ``to_embed``'s order (``None`` if none).
     """
-    derive = functools.partial(derive_forms, rehydrate=rehydrate, rung=rung,
-                               unit_form=unit_form, tokenizer=tokenizer)
     to_embed = to_embed if embed is not None else []
 
-    def build(records: Sequence[tuple[MemoryRecord, Sequence[Any]]], units: Sequence[Any],
-              to_embed: Sequence[Any]) -> tuple[list[str], list[str], list[int],
-                                                np.ndarray | None]:
-        derived = derive(records, units) if records or units else ([], [], [])
-        if not to_embed or embed is None:
-            return (*derived, None)
-        return (*derived, embed([rehydrate([event], 0) for event in to_embed]))
+    def derive(records: Sequence[MemoryRecord], units: Sequence[int]
+               ) -> tuple[list[str], list[str], list[int]]:
+        return derive_forms([(r, [events[e] for e in r.entry_ids]) for r in records],
+                            [events[e] for e in units], rehydrate=rehydrate, rung=rung,
+                            unit_form=unit_form, tokenizer=tokenizer)
+
+    def vectors_of(ids: Sequence[int]) -> np.ndarray:
+        assert embed is not None  # to_embed is empty without it
+        return embed([rehydrate([events[e]], 0) for e in ids])
 
     if len(records) <= RECORDS_PART and len(units) <= UNITS_PART \
             and len(to_embed) <= EMBED_PART:
-        return await offloader.run(build, records, units, to_embed)
-    parts = [functools.partial(offloader.run, build, part, [], [])
-             for part in _split(records, RECORDS_PART)]
-    parts += [functools.partial(offloader.run, build, [], part, [])
-              for part in _split(units, UNITS_PART)]
-    parts += [functools.partial(offloader.run, build, [], [], part)
-              for part in _split(to_embed, EMBED_PART)]
-    built = await concurrently(parts)
-    vectors = [part[3] for part in built if part[3] is not None]
-    return ([t for part in built for t in part[0]], [t for part in built for t in part[1]],
-            [n for part in built for n in part[2]], np.concatenate(vectors) if vectors else None)
+        def build() -> tuple[list[str], list[str], list[int], np.ndarray | None]:
+            return (*derive(records, units), vectors_of(to_embed) if to_embed else None)
+        return await offloader.run(build)
+    record_parts, unit_parts, embedded = await concurrently([
+        functools.partial(_in_parts, offloader, functools.partial(derive, units=()),
+                          records, RECORDS_PART),
+        functools.partial(_in_parts, offloader, functools.partial(derive, ()), units,
+                          UNITS_PART),
+        functools.partial(_in_parts, offloader, vectors_of, to_embed, EMBED_PART)])
+    derived = record_parts + unit_parts
+    return ([t for part in record_parts for t in part[0]],
+            [t for part in unit_parts for t in part[1]],
+            [n for part in derived for n in part[2]],
+            np.concatenate(embedded) if embedded else None)
 
 
-def _split(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+async def _in_parts(offloader: Offloader, fn: Callable[[Sequence[Any]], Any],
+                    items: Sequence[Any], size: int) -> list[Any]:
+    """``fn`` over ``items`` in parts of at most ``size``; no call for no items."""
+    return await offloader.run_chunks(fn, items, max_chunk=size) if items else []

@@ -14,10 +14,10 @@ sealed (:mod:`solace.sealed`, ``ring.derive("snapshot")``) for the role
 depend on: the retrieval and memory config, the tokenizer, and the source of the
 modules that derive them (:data:`FORMS_SOURCES`, the tokenizer's, and every module of
 ours they import but the config classes, whose values are stamped instead:
-:data:`STAMPED_BY_VALUE`, :mod:`solace.source_digest`), so a change of that code or config drops
-the file (the forms are derived again, as on a new home) instead of serving a stale
-text, and a change anywhere else keeps it. A
-record's form is only reused for the same entry ids. A refused or unreadable file is
+:data:`STAMPED_BY_VALUE`, :mod:`solace.source_digest`), so a change of that code or
+config drops the file (the forms are derived again, as on a new home) instead of
+serving a stale text, and a change anywhere else keeps it. A record's form is only
+reused for the same entry ids. A refused or unreadable file is
 skipped with one WARNING; the next close writes a new one.
 
 A unit's text is written once: the units' BM25 index (which indexes exactly those
