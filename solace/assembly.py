@@ -22,7 +22,8 @@ from solace.clock import Clock
 from solace.config import Config
 from solace.event_reader import EventReader
 from solace.home import Home
-from solace.memory.candidates import RecordForm, Retriever
+from solace.memory.candidates import Retriever
+from solace.memory.derived_forms import RecordForm
 from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings

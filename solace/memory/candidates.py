@@ -5,15 +5,12 @@ with them at each query by the records that changed since the last one (records
 change as they fade, merge and move; :mod:`~solace.memory.tier_view`):
 
 * **records** — every record of both tiers, by its text; a rung-3 record (an
-  embedding and tags) by its tags plus its rehydrated form, the text it would have
-  at ``inject_rung`` rebuilt from its substrate events (a chunk of a large event:
-  from its part of the event only), which is also the form it is injected in and
-  the tokens it costs;
+  embedding and tags) by its tags plus its form, the text it is injected in
+  (:mod:`~solace.memory.derived_forms`);
 * **units** — every event of a record that stands for several events (a faded
-  episode), in that event's own rung-1 form (the ladder's key sentence, with "I" and
-  "yesterday" resolved to the speaker and the date). A question usually needs one or
-  two turns of an episode; a unit carries them at a fraction of the episode's cost,
-  with the facts the summary may have condensed away.
+  episode), in that event's own rung-1 form. A question usually needs one or two
+  turns of an episode; a unit carries them at a fraction of the episode's cost, with
+  the facts the summary may have condensed away.
 
 A unit's dense relevance is its event's own embedding: the vector its rung-0 record
 had when it was ingested (``vectors``, kept by the runtime), or, after a restart,
@@ -46,8 +43,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from solace.memory.bm25 import LexicalIndex, scores_among
+from solace.memory.derived_forms import DerivedForms, RecordForm, Rehydrate, UnitForm
 from solace.memory.event_vectors import EventVectorStore
-from solace.memory.form_parts import derive_in_parts
 from solace.memory.holdings import Holdings
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
@@ -62,11 +59,8 @@ from solace.memory.tier_view import (
 )
 from solace.memory.unit_candidates import UnitCandidates, record_similarity, top_ids
 
-__all__ = ["RecordForm", "Rehydrate", "Retriever", "TierView"]
+__all__ = ["Retriever", "TierView"]
 
-Rehydrate = Callable[[Sequence[Any], int], str]
-#: A rung-3 record's derived form: (the entry ids it was made from, text, tokens).
-RecordForm = tuple[tuple[int, ...], str, int]
 UNIT_RUNG = 1
 T = TypeVar("T")
 # Searches over at most this many vectors run on the event loop; larger ones in a
@@ -93,16 +87,8 @@ class Retriever:
             shared by every agent, filled at ingest and here on first use).
         embed: the embedder's blocking ``embed(texts)``.
         unit_form: ``event -> text`` of a unit; default: the event's rung-1 form.
-        unit_forms: entry id -> (unit text, tokens) derived so far, shared by the
-            retrievers of one runtime when their ``unit_form`` is the same (it does not
-            depend on the agent): each unit's text is then kept once, not once per
-            agent holding it (~240 bytes per event for Supervisor and Main).
-        record_forms: this retriever's record id -> :data:`RecordForm`, filled here
-            (passed in so that the other retrievers' ``sibling_forms`` can hold it).
-        sibling_forms: the ``record_forms`` of retrievers whose ``rehydrate`` is this
-            one's (the same perspective): a record they derived for the same entry
-            ids is taken, not derived again (Main's and Supervisor's rung-3 records
-            are nearly all the same episodes: 3,235 of Main's 3,279 at 111k events).
+        unit_forms, record_forms, sibling_forms: where the derived texts are kept and
+            shared (:class:`~solace.memory.derived_forms.DerivedForms`).
         holdings: the runtime's one :class:`~solace.memory.holdings.Holdings`, told
             every record change this retriever follows (read-through asks a peer only
             for the events the asker lacks).
@@ -122,7 +108,7 @@ class Retriever:
         embed: Callable[[Sequence[str]], np.ndarray] | None = None,
         unit_form: Callable[[Any], str] | None = None,
         holdings: Holdings | None = None,
-        unit_forms: dict[int, tuple[str, int]] | None = None,
+        unit_forms: dict[int, UnitForm] | None = None,
         record_forms: dict[int, RecordForm] | None = None,
         sibling_forms: Sequence[dict[int, RecordForm]] = (),
     ) -> None:
@@ -134,7 +120,6 @@ class Retriever:
         self.tokenizer = tokenizer
         self.offloader = offloader
         self.events = events
-        self.rehydrate = rehydrate
         self.inject_rung = inject_rung
         self.candidates = candidates
         self.vectors = vectors if vectors is not None else EventVectorStore()
@@ -150,11 +135,22 @@ class Retriever:
         self._indexed: tuple[TierVersions, TierView] | None = None
         self._records = LexicalIndex()
         self._units = LexicalIndex()
-        # record_id -> (entry_ids, rehydrated text, tokens), for rung-3 records
-        self._forms = record_forms if record_forms is not None else {}
-        self._sibling_forms = tuple(sibling_forms)
-        # entry_id -> (unit text, tokens); an event never changes, so neither does this
-        self._unit_forms = unit_forms if unit_forms is not None else {}
+        self._derived = DerivedForms(
+            offloader=offloader, events=events, rehydrate=rehydrate, inject_rung=inject_rung,
+            tokenizer=tokenizer, vectors=self.vectors, embed=embed, unit_form=self.unit_form,
+            unit_forms=unit_forms, record_forms=record_forms, sibling_forms=sibling_forms)
+        self._forms = self._derived.records  # record id -> RecordForm, rung-3 records
+        self._unit_forms = self._derived.units  # entry id -> UnitForm, shared
+
+    @property
+    def rehydrate(self) -> Rehydrate:
+        """``(events, rung) -> text``: what rung-3 forms, units and used cues are
+        rehydrated with (the forms' builder holds it)."""
+        return self._derived.rehydrate
+
+    @rehydrate.setter
+    def rehydrate(self, rehydrate: Rehydrate) -> None:
+        self._derived.rehydrate = rehydrate
 
     @property
     def agent(self) -> str:
@@ -173,19 +169,16 @@ class Retriever:
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as
-        derived; what this retriever derived itself is kept. A record's form is still
-        only used for the entry ids it was made from."""
-        # setdefault for each, as whole-dict operations (a million units at 1M events)
-        self._forms.update({**forms.records, **self._forms})
-        self._unit_forms.update({**forms.units, **self._unit_forms})  # shared: in place
-        # The kept indexes, while this retriever has indexed nothing itself: the first
-        # query's full sync checks each document's text against the tiers' records.
+        derived (:meth:`~solace.memory.derived_forms.DerivedForms.seed`), and their BM25
+        indexes while this retriever has indexed nothing itself: the first query's full
+        sync checks each document's text against the tiers' records."""
+        self._derived.seed(forms)
         if self._indexed is None and not len(self._records) and not len(self._units):
             if forms.records_index is not None:
                 self._records = LexicalIndex.from_state(forms.records_index)
             if forms.units_index is not None:  # its texts: the shared units', kept once
                 state = forms.units_index
-                units = self._unit_forms  # holds every one of them: forms.units was merged
+                units = self._derived.units  # holds every one of them: forms.units was merged
                 texts = [units[e][0] for e in state.ids.tolist()]
                 self._units = LexicalIndex.from_state(replace(state, texts=texts))
 
@@ -195,71 +188,7 @@ class Retriever:
         Only valid after a :meth:`gather` (or :meth:`refresh`) that saw the record, and
         until a later one that no longer sees it.
         """
-        if record.rung < 3:
-            return record.text, record.tokens
-        _ids, text, tokens = self._forms[record.record_id]
-        return text, tokens
-
-    def _derived(self, record: MemoryRecord) -> RecordForm | None:
-        """``record``'s form as this retriever or a sibling derived it for its entry ids
-        (a sibling's is kept here too), or None. A chunk's is never a sibling's: its
-        id and entry id do not say which span it is."""
-        entries = tuple(record.entry_ids)
-        have = self._forms.get(record.record_id)
-        if have is not None and have[0] == entries:
-            return have
-        if record.span:
-            return None
-        for forms in self._sibling_forms:
-            have = forms.get(record.record_id)
-            if have is not None and have[0] == entries:
-                self._forms[record.record_id] = have
-                return have
-        return None
-
-    async def _build_forms(self, records: Sequence[MemoryRecord], unit_ids: set[int]
-                           ) -> dict[int, tuple[str, int]]:
-        """Rehydrate the rung-3 records and the units not built yet, and embed the units
-        without a vector (:func:`~solace.memory.form_parts.derive_in_parts`).
-
-        Returns:
-            record id -> (injected text, tokens) of every rung-3 record of ``records``:
-            a private copy, so a concurrent refresh dropping a form from the shared
-            cache cannot take it from this query.
-        """
-        forms: dict[int, tuple[str, int]] = {}
-        todo = []
-        for r in records:
-            if r.rung < 3:
-                continue
-            have = self._derived(r)
-            if have is not None:
-                forms[r.record_id] = (have[1], have[2])
-            else:
-                todo.append(r)
-        units = sorted(e for e in unit_ids if e not in self._unit_forms)
-        unembedded: list[int] = []
-        if self.embed is not None and unit_ids:  # one array lookup: 1.3M units at 1M events
-            ids = np.fromiter(unit_ids, dtype=np.int64, count=len(unit_ids))
-            unembedded = np.sort(ids[self.vectors.rows_of(ids) < 0]).tolist()
-        if not todo and not units and not unembedded:
-            return forms
-        wanted = sorted({e for r in todo for e in r.entry_ids} | set(units) | set(unembedded))
-        events = dict(zip(wanted, await self.events.get_many(wanted), strict=True))
-
-        texts, unit_texts, counts, vectors = await derive_in_parts(
-            self.offloader, todo, units, unembedded, events, rehydrate=self.rehydrate,
-            rung=self.inject_rung, unit_form=self.unit_form, tokenizer=self.tokenizer,
-            embed=self.embed)
-        for record, text, tokens in zip(todo, texts, counts[: len(texts)], strict=True):
-            self._forms[record.record_id] = (tuple(record.entry_ids), text, tokens)
-            forms[record.record_id] = (text, tokens)
-        for eid, text, tokens in zip(units, unit_texts, counts[len(texts):], strict=True):
-            self._unit_forms[eid] = (text, tokens)
-        if vectors is not None:
-            for eid, vector in zip(unembedded, vectors, strict=True):
-                self.vectors.setdefault(eid, np.asarray(vector, dtype=np.float32))
-        return forms
+        return self._derived.injected(record)
 
     async def refresh(self) -> TierView:
         """Take a view of both tiers and bring both indexes in line with it.
@@ -291,7 +220,7 @@ class Retriever:
         else:
             view, todo = follow_view(last[1], working, longterm, changed)  # type: ignore[index]
             units = {e for r in todo for e in r.entry_ids if view.owners.get(e) is r}
-        view.forms.update(await self._build_forms(todo, units))
+        view.forms.update(await self._derived.build(todo, units))
         self._sync_indexes(key, view)
         self._view = (key, view)
         return view

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solace.memory.candidates import Rehydrate, Retriever
+from solace.memory.candidates import Retriever
+from solace.memory.derived_forms import Rehydrate
 
 __all__ = ["SyntheticEvent", "retriever_over"]
 
