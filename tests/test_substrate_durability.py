@@ -332,3 +332,34 @@ def test_the_batch_flusher_syncs_a_quarter_interval_after_the_first_unsynced_wri
         (name, when), = syncs
         assert name.startswith("substrate-flusher")
         assert 0.45 <= when - start < 1.5  # 0.5 s: a quarter of the interval
+
+
+def test_anchor_writes_start_at_most_once_per_gap_and_close_anchors_the_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batches synced within a gap are coalesced into the next anchor write (each
+    write costs the appending thread GIL handoffs); closing does not wait out a gap."""
+    monkeypatch.setattr("substrate.durability.ANCHOR_GAP_S", 1.0)
+    starts: list[float] = []
+    real_write = AnchorFile.write
+
+    def write(self: AnchorFile, head: Head, ring: KeyRing, *, sync: bool) -> None:
+        starts.append(time.monotonic())
+        real_write(self, head, ring, sync=sync)
+
+    monkeypatch.setattr(AnchorFile, "write", write)
+    with open_substrate(tmp_path, KEY, fsync="batch", batch_max_events=4,
+                        batch_interval_ms=600_000) as sub:
+        writes_at_open = len(starts)
+        deadline = time.monotonic() + 0.3  # well inside the gap
+        while time.monotonic() < deadline:  # a synced batch every 2 appends
+            sub.append("Main", "message", "x", ts=1.0)
+            time.sleep(0.001)
+        assert sub.last_id > 20
+        last = sub.last_id
+        closing = time.monotonic()
+    ours = starts[writes_at_open:]
+    assert len(ours) == 2  # the first synced batch's, then only close's: the rest coalesced
+    assert ours[1] - closing < 0.5  # close did not wait out the gap (0.7 s more)
+    head = AnchorFile(tmp_path).read(KeyRing.single(KEY))
+    assert head is not None and head.last_id == last
