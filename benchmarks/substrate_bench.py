@@ -48,9 +48,11 @@ from typing import Any
 
 try:
     from substrate import NewEvent, open_substrate
+    from substrate.crypto import Cipher, KeyRing
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from substrate import NewEvent, open_substrate
+    from substrate.crypto import Cipher, KeyRing
 
 KEY = bytes(range(32))
 AGENTS = ("Supervisor", "Main", "Mood", "Time", "Mouth")
@@ -358,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                     "cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
-                    "load_avg": os.getloadavg()},
+                    "load_avg": os.getloadavg(),
+                    # appends sealed and written by substrate/_native.c (else in Python)
+                    "compiled_append": Cipher(KeyRing.single(KEY)).native is not None},
         "rows": rows,
         "batch_append_ratio": statistics.fmean(
             [r["ratio"] for r in rows if r["metric"].startswith("batch: append (")]),

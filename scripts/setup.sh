@@ -24,8 +24,20 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# The substrate's compiled sealer (setup.py, substrate/_native.c) links OpenSSL's libcrypto
+# and zlib: install their headers when absent. Without them the build is skipped and
+# every append seals in Python (the same bytes, slower).
+if [ ! -f /usr/include/openssl/evp.h ] || [ ! -f /usr/include/zlib.h ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev
+  else
+    echo "setup.sh: no OpenSSL/zlib headers and not root with apt-get: appends seal in Python" >&2
+  fi
+fi
+
 stamp="$VENV/.solace-installed"
-want="$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+want="$(sha256sum pyproject.toml setup.py substrate/_native.c scripts/setup.sh | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -46,4 +58,6 @@ if [ ! -f "$VENV/.llama-portable" ] || ! "$VENV/bin/python" -c "import llama_cpp
   touch "$VENV/.llama-portable"
 fi
 pip install --quiet -e ".[dev]"
+"$VENV/bin/python" -c "import substrate._native" 2>/dev/null \
+  || echo "setup.sh: substrate._native was not built: appends seal in Python" >&2
 echo "$want" > "$stamp"

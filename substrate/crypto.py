@@ -25,10 +25,20 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+if TYPE_CHECKING:
+    from . import _native
+
+Sealer: type[_native.Sealer] | None
+try:
+    from ._native import Sealer
+except ImportError:  # not built (no OpenSSL headers): codec.seal's Python path seals
+    Sealer = None
 
 __all__ = [
     "KEY_BYTES",
@@ -218,13 +228,17 @@ class Cipher:
     frame (``os.urandom``), never one derived from entry ids.
     """
 
-    __slots__ = ("_aeads", "current", "current_id", "ring")
+    __slots__ = ("_aeads", "current", "current_id", "native", "ring")
 
     def __init__(self, ring: KeyRing) -> None:
         self.ring = ring
         self._aeads = {kid: AESGCM(key) for kid, key in ring.keys.items()}
         self.current_id = ring.current_id
         self.current = self._aeads[self.current_id]
+        #: The compiled sealer for the current key (``substrate/_native.c``), or None
+        #: when it was not built.
+        self.native = None if Sealer is None else Sealer(ring.keys[self.current_id],
+                                                         self.current_id)
 
     def aead(self, key_id: int) -> AESGCM | None:
         """The AEAD for ``key_id``, or None if that id is not in the ring."""

@@ -17,11 +17,15 @@ import errno
 import os
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ChainBrokenError, CorruptFrameError, SubstrateError
 from .frame import MAGIC
+
+if TYPE_CHECKING:
+    from ._native import Sealer
 
 __all__ = ["SegmentFiles", "fsync_dir", "list_segments", "segment_name", "write_all"]
 
@@ -189,6 +193,45 @@ class SegmentFiles:
                 self.sizes[tail] = size + len(frame)
                 return tail, size
         return self.write((frame,))[0]
+
+    def write_sealed(
+        self, sealer: Sealer, entry_id: int, ts: float, agent: str, kind: str, content: str,
+        attrs: Mapping[str, str] | None, prev_hash: bytes, nonce: bytes,
+    ) -> tuple[int, int, int, bytes] | None:
+        """:meth:`write_one` of the frame ``sealer.append`` seals from the event (the
+        arguments of :func:`~substrate.codec.seal` after the cipher), in the same call.
+
+        Returns:
+            ``(segment number, offset, frame length, frame hash)``; or None, with nothing
+            written, when the tail has no room for the frame or the event is off the
+            compiled path (then :func:`~substrate.codec.seal` and :meth:`write_one`).
+
+        Raises:
+            As :meth:`write_one`.
+        """
+        tail = self.tail
+        if tail is None:
+            return None
+        size = self.sizes[tail]
+        fd = self._fds.get(tail)
+        if fd is None:
+            fd = self._fd(tail)
+        room = -1 if size <= len(MAGIC) else max(0, self.segment_bytes - size)
+        try:
+            out = sealer.append(fd, size, room, entry_id, ts, agent, kind, content, attrs,
+                                prev_hash, nonce)
+        except OSError:
+            self.written.add(tail)
+            self._undo(tail, size)
+            raise
+        if out is None:
+            return None
+        if type(out) is int:
+            raise self._foreign(tail, out, size)
+        length, digest = out  # type: ignore[misc]
+        self.written.add(tail)
+        self.sizes[tail] = size + length
+        return tail, size, length, digest
 
     def write(self, frames: Sequence[bytes]) -> list[tuple[int, int]]:
         """Append ``frames`` in order, rotating segments as needed; one ``os.write`` per

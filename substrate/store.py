@@ -199,15 +199,27 @@ class Substrate:
             if self._closing or self._broken or self._commit.failure or self.read_only:
                 self._writable()
             entry_id = self._last_id + 1
-            cipher = self._cipher
-            frame, digest = seal(cipher, entry_id, ts, agent, kind, content, attrs,
-                                 self._last_hash, self._nonces.take())
-            try:
-                segment, offset = self._files.write_one(frame)
-            except SubstrateError as exc:
-                self._broken = exc
-                raise
-            self._index.add(segment, offset, len(frame), ts, agent, kind, cipher.current_id)
+            cipher, prev, nonce = self._cipher, self._last_hash, self._nonces.take()
+            done = None
+            if cipher.native is not None:  # sealed and written in one compiled call
+                try:
+                    done = self._files.write_sealed(cipher.native, entry_id, ts, agent, kind,
+                                                    content, attrs, prev, nonce)
+                except SubstrateError as exc:
+                    self._broken = exc
+                    raise
+            if done is None:  # not built, or off its path: a bad field raises here
+                frame, digest = seal(cipher, entry_id, ts, agent, kind, content, attrs,
+                                     prev, nonce)
+                try:
+                    segment, offset = self._files.write_one(frame)
+                except SubstrateError as exc:
+                    self._broken = exc
+                    raise
+                size = len(frame)
+            else:
+                segment, offset, size, digest = done
+            self._index.add(segment, offset, size, ts, agent, kind, cipher.current_id)
             self._last_hash = digest
             self._last_id = entry_id
             sync = self._commit.wrote(entry_id)

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from substrate.segments import SegmentFiles
+
 
 def fd_path(fd: int) -> str:
     """The path an open file descriptor refers to ('' if unknown)."""
@@ -24,7 +26,8 @@ def fd_path(fd: int) -> str:
 
 class FullDisk:
     """Makes ``os.write``/``os.fsync``/``os.replace`` fail with ENOSPC for paths that
-    ``matches`` while :attr:`full` is set; counts the refusals per call."""
+    ``matches`` while :attr:`full` is set; counts the refusals per call. The substrate's
+    appends go through its Python path meanwhile (``os.write``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, matches: Callable[[str], bool],
                  calls: tuple[str, ...] = ("write",)) -> None:
@@ -53,6 +56,9 @@ class FullDisk:
         monkeypatch.setattr(os, "write", write)
         monkeypatch.setattr(os, "fsync", fsync)
         monkeypatch.setattr(os, "replace", replace)
+        # The compiled append (substrate/_native.c) calls write(2) itself, out of reach:
+        # send every frame through the Python path, whose os.write is refused above.
+        monkeypatch.setattr(SegmentFiles, "write_sealed", lambda self, *event: None)
 
 
 @contextlib.contextmanager
