@@ -131,11 +131,29 @@ static char *put_escaped(char *w, Text t, int attr) {
     return w;
 }
 
-/* The UTF-8 of an exact str, or 0 (with no exception set) for anything else. */
-static int utf8_of(PyObject *o, Text *t) {
+/* The texts of one event, and the UTF-8 copies made for them. */
+#define MAX_ATTRS 64
+typedef struct {
+    PyObject *held[3 + 2 * MAX_ATTRS];
+    int n_held;
+} Held;
+
+/* The UTF-8 of an exact str, or 0 (with no exception set) for anything else. An ASCII
+ * str is its own UTF-8; another is encoded into a bytes object kept in `held` until the
+ * call ends (PyUnicode_AsUTF8AndSize would cache the copy on the str for its lifetime:
+ * twice the memory of every non-ASCII text the caller keeps). */
+static int utf8_of(PyObject *o, Text *t, Held *held) {
     if (!PyUnicode_CheckExact(o)) return 0;
-    t->s = PyUnicode_AsUTF8AndSize(o, &t->n);
-    if (t->s == NULL) { PyErr_Clear(); return 0; } /* a lone surrogate */
+    if (PyUnicode_IS_COMPACT_ASCII(o)) {
+        t->s = (const char *)PyUnicode_DATA(o);
+        t->n = PyUnicode_GET_LENGTH(o);
+        return 1;
+    }
+    PyObject *b = PyUnicode_AsUTF8String(o);
+    if (b == NULL) { PyErr_Clear(); return 0; } /* a lone surrogate */
+    held->held[held->n_held++] = b;
+    t->s = PyBytes_AS_STRING(b);
+    t->n = PyBytes_GET_SIZE(b);
     return 1;
 }
 
@@ -218,45 +236,48 @@ static void Sealer_dealloc(Sealer *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-#define MAX_ATTRS 64
-
 /* The frame of the event in args[0..7] (a new reference) with its hash in `digest`;
  * a new reference to None when the event is off the common path; NULL on an error. */
 static PyObject *seal_frame(Sealer *self, PyObject *const *args,
                             unsigned char digest[HASH_BYTES]) {
     PyObject *id_o = args[0], *ts_o = args[1], *attrs = args[5];
-    PyObject *prev = args[6], *nonce = args[7];
+    PyObject *prev = args[6], *nonce = args[7], *result = NULL;
     Text agent, kind, content, keys[MAX_ATTRS], values[MAX_ATTRS];
+    Held held;
+    held.n_held = 0;
+    char *xml = NULL, *ts_text = NULL;
     if (!PyLong_CheckExact(id_o) || !PyFloat_CheckExact(ts_o)
         || !PyBytes_CheckExact(prev) || PyBytes_GET_SIZE(prev) != HASH_BYTES
         || !PyBytes_CheckExact(nonce) || PyBytes_GET_SIZE(nonce) != NONCE_BYTES
-        || !utf8_of(args[2], &agent) || agent.n == 0 || !utf8_of(args[3], &kind)
-        || kind.n == 0 || !utf8_of(args[4], &content))
-        Py_RETURN_NONE;
+        || !utf8_of(args[2], &agent, &held) || agent.n == 0
+        || !utf8_of(args[3], &kind, &held) || kind.n == 0
+        || !utf8_of(args[4], &content, &held))
+        goto fallback;
     long long entry_id = PyLong_AsLongLong(id_o);
-    if (entry_id < 1) { PyErr_Clear(); Py_RETURN_NONE; }
+    if (entry_id < 1) { PyErr_Clear(); goto fallback; }
     double ts = PyFloat_AS_DOUBLE(ts_o);
-    if (!isfinite(ts)) Py_RETURN_NONE;
+    if (!isfinite(ts)) goto fallback;
 
     Py_ssize_t n_attrs = 0;
     if (attrs != Py_None) {
-        if (!PyDict_CheckExact(attrs) || PyDict_GET_SIZE(attrs) > MAX_ATTRS) Py_RETURN_NONE;
+        if (!PyDict_CheckExact(attrs) || PyDict_GET_SIZE(attrs) > MAX_ATTRS) goto fallback;
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(attrs, &pos, &k, &v)) {
-            if (!utf8_of(k, &keys[n_attrs]) || !utf8_of(v, &values[n_attrs])) Py_RETURN_NONE;
+            if (!utf8_of(k, &keys[n_attrs], &held) || !utf8_of(v, &values[n_attrs], &held))
+                goto fallback;
             n_attrs++;
         }
     }
 
     /* the record, into a buffer of the most it can take */
-    char id_text[24], *ts_text;
+    char id_text[24];
     int id_len = 0;
     for (unsigned long long v = (unsigned long long)entry_id; v; v /= 10)
         id_text[sizeof id_text - 1 - id_len++] = (char)('0' + v % 10);
     memmove(id_text, id_text + sizeof id_text - id_len, (size_t)id_len);
     ts_text = PyOS_double_to_string(ts, 'r', 0, Py_DTSF_ADD_DOT_0, NULL); /* repr(ts) */
-    if (ts_text == NULL) return NULL;
+    if (ts_text == NULL) goto done;
     size_t ts_len = strlen(ts_text);
     static const char HEAD0[] = "<event id=\"", HEAD1[] = "\" ts=\"", HEAD2[] = "\" agent=\"",
         HEAD3[] = "\" kind=\"", HEAD4[] = "\"><content>", EMPTY[] = "</content><attrs/></event>",
@@ -268,8 +289,7 @@ static PyObject *seal_frame(Sealer *self, PyObject *const *args,
     size_t most = LIT(HEAD0) + LIT(HEAD1) + LIT(HEAD2) + LIT(HEAD3) + LIT(HEAD4) + LIT(EMPTY)
         + LIT(ATTRS0) + LIT(ATTRS1) + (size_t)id_len + ts_len + GROWTH * text
         + (size_t)n_attrs * (LIT(ATTR0) + LIT(ATTR1) + LIT(ATTR2));
-    PyObject *result = NULL;
-    char *xml = PyMem_Malloc(most), *w = xml;
+    char *w = xml = PyMem_Malloc(most);
     if (xml == NULL) { PyErr_NoMemory(); goto done; }
     w = put(w, HEAD0, LIT(HEAD0)); w = put(w, id_text, (size_t)id_len);
     w = put(w, HEAD1, LIT(HEAD1)); w = put(w, ts_text, ts_len);
@@ -346,6 +366,7 @@ fallback: /* off the common path: the Python path seals it or names what is wron
 done:
     PyMem_Free(xml);
     PyMem_Free(ts_text);
+    for (int i = 0; i < held.n_held; i++) Py_DECREF(held.held[i]);
     return result;
 }
 
