@@ -36,7 +36,6 @@ __all__ = [
     "open_frames",
     "open_sealed",
     "seal",
-    "seal_in_python",
     "unseal",
 ]
 
@@ -53,38 +52,25 @@ def seal(
     attrs: Mapping[str, str] | None,
     prev_hash: bytes,
     nonce: bytes,
+    *,
+    compiled: bool = True,
 ) -> tuple[bytes, bytes]:
     """Return ``(frame bytes, frame hash)`` for one event, sealed with the current key.
 
-    In one compiled call when ``substrate._native`` was built and the event is on its
-    common path (exact str fields, a dict of attrs, characters XML can carry); else, or
-    to raise the error that names a bad field, by :func:`seal_in_python`, which gives
-    the same bytes.
+    In one compiled call when ``substrate._native`` was built, ``compiled`` is true and
+    the event is on its common path (exact str fields, a dict of attrs, characters XML
+    can carry); else in Python, which gives the same bytes (the compiled path's tests
+    compare the two) and raises the error that names a bad field.
 
     Raises:
         InvalidEventError: a field cannot be stored (see :func:`encode_event`).
     """
-    native = cipher.native
+    native = cipher.native if compiled else None
     if native is not None:
         sealed: tuple[bytes, bytes] | None = native.seal(
             entry_id, ts, agent, kind, content, attrs, prev_hash, nonce)
         if sealed is not None:
             return sealed
-    return seal_in_python(cipher, entry_id, ts, agent, kind, content, attrs, prev_hash, nonce)
-
-
-def seal_in_python(
-    cipher: Cipher,
-    entry_id: int,
-    ts: float,
-    agent: str,
-    kind: str,
-    content: str,
-    attrs: Mapping[str, str] | None,
-    prev_hash: bytes,
-    nonce: bytes,
-) -> tuple[bytes, bytes]:
-    """:func:`seal` without the compiled path (the reference it is tested against)."""
     xml = encode_event(entry_id, ts, agent, kind, content, attrs)
     header = pack_header(entry_id, float(ts), agent, kind, cipher.current_id, nonce, prev_hash)
     return build_frame(header, cipher.current.encrypt(nonce, xml, header))

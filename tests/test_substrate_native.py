@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from substrate import InvalidEventError, open_substrate
-from substrate.codec import open_frame, seal, seal_in_python
+from substrate.codec import open_frame, seal
 from substrate.crypto import Cipher, KeyRing
 from substrate.frame import MAGIC
 
@@ -33,7 +33,7 @@ def _both(cipher: Cipher, *event: object) -> tuple[tuple[bytes, bytes] | None,
                                                     tuple[bytes, bytes]]:
     assert cipher.native is not None
     return (cipher.native.seal(*event, PREV, NONCE),  # type: ignore[arg-type]
-            seal_in_python(cipher, *event, PREV, NONCE))  # type: ignore[arg-type]
+            seal(cipher, *event, PREV, NONCE, compiled=False))  # type: ignore[arg-type]
 
 
 @settings(max_examples=400, deadline=None)
@@ -70,7 +70,7 @@ def test_each_special_character_at_each_place_of_a_16_byte_window_seals_alike() 
                           (1, 1.0, text, "message", "c", {text: text})):
                 compiled = cipher.native.seal(*event, PREV, NONCE)
                 try:
-                    python = seal_in_python(cipher, *event, PREV, NONCE)
+                    python = seal(cipher, *event, PREV, NONCE, compiled=False)
                 except InvalidEventError:
                     assert compiled is None, (special, at)
                 else:
@@ -104,7 +104,7 @@ def test_anything_off_the_common_path_is_left_to_the_python_path(bad: dict[str, 
     assert cipher.native is not None
     assert cipher.native.seal(*event.values(), PREV, NONCE) is None  # type: ignore[arg-type]
     try:
-        python = seal_in_python(cipher, *event.values(), PREV, NONCE)  # type: ignore[arg-type]
+        python = seal(cipher, *event.values(), PREV, NONCE, compiled=False)  # type: ignore[arg-type]
     except (InvalidEventError, TypeError) as exc:
         with pytest.raises(type(exc)) as raised:
             seal(cipher, *event.values(), PREV, NONCE)  # type: ignore[arg-type]
@@ -132,7 +132,7 @@ def test_append_writes_the_frame_it_seals_at_the_end_of_the_file(tmp_path: Path)
         os.write(fd, MAGIC)
         event = (5, 1.0, "Main", "message", "hello", None, PREV, NONCE)
         done = cipher.native.append(fd, len(MAGIC), -1, *event)
-        frame, digest = seal_in_python(cipher, *event)
+        frame, digest = seal(cipher, *event, compiled=False)
         assert done == (len(frame), digest)
         assert (tmp_path / "seg").read_bytes() == MAGIC + frame
         size = len(MAGIC) + len(frame)
