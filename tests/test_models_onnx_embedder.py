@@ -241,7 +241,7 @@ def test_counts_are_shared_only_with_a_tokenizer_reading_the_same_file(
     tmp_path: Path,
 ) -> None:
     embedder, tokenizer = OnnxMiniLMEmbedder(), WordPieceTokenizer()
-    assert share_counts(embedder, tokenizer) and embedder.counts_to == tokenizer._remember
+    assert share_counts(embedder, tokenizer) and embedder.counts_to == tokenizer.remember
     copy = tmp_path / "tokenizer.json"
     shutil.copy(default_model_dir() / "tokenizer.json", copy)
     other = OnnxMiniLMEmbedder()

@@ -8,7 +8,6 @@ beyond what construction checks, and never the network.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from solace.models.embedder import Embedder, HashingEmbedder, MiniLMEmbedder
@@ -16,7 +15,7 @@ from solace.models.llama_cpp import LlamaCppLLM
 from solace.models.llm import LLM, EmbedderLoadError, NoLLM
 from solace.models.onnx_embedder import OnnxMiniLMEmbedder
 from solace.models.openai_compat import OpenAICompatibleLLM
-from solace.models.tokenizer import Tokenizer, WordPieceTokenizer, default_model_dir
+from solace.models.tokenizer import Tokenizer, WordPieceTokenizer
 
 __all__ = ["ModelsConfigLike", "build_embedder", "build_llm", "build_tokenizer", "share_counts"]
 
@@ -117,21 +116,12 @@ def share_counts(embedder: Embedder, tokenizer: Tokenizer) -> bool:
             and isinstance(tokenizer, WordPieceTokenizer)):
         return False
     try:
-        same = embedder.tokenizer_file == _tokenizer_file(tokenizer)
+        same = embedder.tokenizer_file == tokenizer.file
     except EmbedderLoadError:
         return False  # the model is missing: the first embed or count says so
     if same:
-        # The tokenizer's own memo of counts. Its module is left as it is: its code is
-        # part of the retrieval forms' stamp (solace.memory.retrieval_forms), and a
-        # change there makes every home derive its forms again (18 minutes at 1M events).
-        embedder.counts_to = tokenizer._remember
+        embedder.counts_to = tokenizer.remember
     return same
-
-
-def _tokenizer_file(tokenizer: WordPieceTokenizer) -> Path:
-    """The ``tokenizer.json`` ``tokenizer`` counts with (as its ``_tokenizer`` finds it)."""
-    base = tokenizer._path if tokenizer._path is not None else default_model_dir()
-    return (base if base.suffix == ".json" else base / "tokenizer.json").resolve()
 
 
 def build_llm(cfg: ModelsConfigLike) -> LLM:
