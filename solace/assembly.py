@@ -76,14 +76,7 @@ def build_models(config: Config) -> Models:
     Loading is offline: the embedder's weights come from an installed package or path.
     """
     from solace.memory.ladder import Ladder
-    from solace.models import (
-        Guard,
-        GuardPolicy,
-        build_embedder,
-        build_llm,
-        build_tokenizer,
-        share_counts,
-    )
+    from solace.models import Guard, GuardPolicy, build_embedder, build_llm, build_tokenizer
 
     if config.runtime.blas_threads:  # process-wide, as the pools are
         from threadpoolctl import threadpool_limits
@@ -92,10 +85,8 @@ def build_models(config: Config) -> Models:
     foreground = Foreground(config.runtime.recall_first_ms / 1000)
     offloader = Offloader(config.runtime.blocking_threads,
                           defers_to=foreground if config.runtime.recall_first_ms else None)
-    model = build_embedder(config.models)
+    embedder = SharedEmbedder(build_embedder(config.models))
     tokenizer = build_tokenizer(config.models)
-    share_counts(model, tokenizer)
-    embedder = SharedEmbedder(model)
     llm = build_llm(config.models)
     guard = Guard(GuardPolicy(keep_share=config.memory.guard_keep_share), tokenizer)
     ladder = Ladder(

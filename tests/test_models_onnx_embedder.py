@@ -18,10 +18,10 @@ import pytest
 from solace.config import ModelsConfig, load_config
 from solace.models import onnx_embedder
 from solace.models.embedder import Embedder, MiniLMEmbedder
-from solace.models.factory import build_embedder, share_counts
+from solace.models.factory import build_embedder
 from solace.models.llm import EmbedderLoadError
 from solace.models.onnx_embedder import OnnxMiniLMEmbedder, forward_passes
-from solace.models.tokenizer import WordPieceTokenizer, default_model_dir
+from solace.models.tokenizer import default_model_dir
 
 pytestmark = pytest.mark.slow
 
@@ -221,28 +221,3 @@ def test_config_and_factory_build_it(tmp_path: Path) -> None:
     toml.write_text('[models]\nembedder = "minilm-fp16"\n')
     with pytest.raises(ValueError, match="minilm-fp16"):
         load_config(toml)
-
-
-def test_the_counts_it_hands_over_are_the_tokenizers_and_a_cut_text_is_left_out(
-    int8: OnnxMiniLMEmbedder,
-) -> None:
-    tokenizer, got = WordPieceTokenizer(), {}
-    texts = _texts(80)
-    int8.counts_to = got.update
-    try:
-        int8.embed(texts)
-    finally:
-        int8.counts_to = None
-    assert got == {t: tokenizer.count(t) for t in texts if tokenizer.count(t) + 2 < 256}
-    assert "x " * 600 not in got  # 600 tokens: the model saw 256, so its count is unknown
-
-
-def test_counts_are_shared_only_with_a_tokenizer_reading_the_same_file(
-    tmp_path: Path,
-) -> None:
-    embedder, tokenizer = OnnxMiniLMEmbedder(), WordPieceTokenizer()
-    assert share_counts(embedder, tokenizer) and embedder.counts_to == tokenizer.remember
-    copy = tmp_path / "tokenizer.json"
-    shutil.copy(default_model_dir() / "tokenizer.json", copy)
-    other = OnnxMiniLMEmbedder()
-    assert not share_counts(other, WordPieceTokenizer(copy)) and other.counts_to is None

@@ -18,7 +18,6 @@ from solace.models.factory import ModelsConfigLike as ModelsConfigLike
 from solace.models.factory import build_embedder as build_embedder
 from solace.models.factory import build_llm as build_llm
 from solace.models.factory import build_tokenizer as build_tokenizer
-from solace.models.factory import share_counts as share_counts
 from solace.models.guard import Guard as Guard
 from solace.models.guard import GuardPolicy as GuardPolicy
 from solace.models.guard import Verdict as Verdict
@@ -66,7 +65,6 @@ __all__ = [
     "build_embedder",
     "build_llm",
     "build_tokenizer",
-    "share_counts",
     "salient",
     "score_affect",
     "validate",

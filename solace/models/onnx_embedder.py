@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,23 +185,11 @@ class OnnxMiniLMEmbedder:
         self._tok: Any = None
         self._dim = 0
         self._pad_id = 0
-        self._window = 0  # max_seq_length: the model sees no more tokens of a text
-        self._specials = 0  # tokens the tokenizer adds to every text ([CLS], [SEP])
-        #: Where the exact token counts of the texts it embeds go (special tokens not
-        #: counted; a text its window cut short is left out), or None: the tokenizer
-        #: has just run on them, so a counter reading the same ``tokenizer.json``
-        #: need not (:func:`solace.models.factory.share_counts`).
-        self.counts_to: Callable[[dict[str, int]], None] | None = None
 
     @property
     def model_dir(self) -> Path:
         """The model directory (resolved; the package's when no path was given)."""
         return (self._path if self._path is not None else default_model_dir()).resolve()
-
-    @property
-    def tokenizer_file(self) -> Path:
-        """The ``tokenizer.json`` it encodes with (resolved)."""
-        return self.model_dir / "tokenizer.json"
 
     @property
     def graph_file(self) -> Path:
@@ -211,8 +199,7 @@ class OnnxMiniLMEmbedder:
     def _load(self) -> Any:
         if self._session is None:
             model_dir = self.model_dir
-            window = _max_seq_length(model_dir)
-            tok = load_rust_tokenizer(self.tokenizer_file, window)
+            tok = load_rust_tokenizer(model_dir / "tokenizer.json", _max_seq_length(model_dir))
             session = _session(model_dir, self.variant, self.cache_dir, self.threads)
             width = session.get_outputs()[0].shape[-1]
             if not isinstance(width, int):
@@ -222,7 +209,6 @@ class OnnxMiniLMEmbedder:
             pad = tok.token_to_id("[PAD]")
             self._pad_id = int(pad) if pad is not None else 0
             self._dim = width
-            self._window, self._specials = window, len(tok.encode("").ids)
             self._tok = tok
             self._session = session
         return self._session
@@ -262,10 +248,6 @@ class OnnxMiniLMEmbedder:
         else:
             encodings = tok.encode_batch(batch)
         ids = [e.ids for e in encodings]
-        if self.counts_to is not None:
-            window, specials = self._window, self._specials
-            self.counts_to({text: len(i) - specials for text, i in zip(batch, ids, strict=True)
-                            if len(i) < window})
         lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=n)
         order = np.argsort(lengths, kind="stable")
         inputs = {i.name for i in session.get_inputs()}

@@ -108,19 +108,11 @@ class WordPieceTokenizer:
         self._counts: dict[str, int] = {}
         self._counts_lock = threading.Lock()
 
-    @property
-    def file(self) -> Path:
-        """The ``tokenizer.json`` it counts with (resolved).
-
-        Raises:
-            EmbedderLoadError: no path was given and the model package is missing.
-        """
-        base = self._path if self._path is not None else default_model_dir()
-        return (base if base.suffix == ".json" else base / "tokenizer.json").resolve()
-
     def _tokenizer(self) -> Any:
         if self._tok is None:
-            self._tok = load_rust_tokenizer(self.file)
+            base = self._path if self._path is not None else default_model_dir()
+            file = base if base.suffix == ".json" else base / "tokenizer.json"
+            self._tok = load_rust_tokenizer(file.resolve())
         return self._tok
 
     def count(self, text: str) -> int:
@@ -135,7 +127,7 @@ class WordPieceTokenizer:
         if known is not None:
             return known
         count = len(self._tokenizer().encode(text, add_special_tokens=False))
-        self.remember({text: count})
+        self._remember({text: count})
         return count
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
@@ -152,15 +144,13 @@ class WordPieceTokenizer:
         encode = getattr(tok, "encode_batch_fast", None) or tok.encode_batch  # fast: >= 0.20
         found = {t: len(e) for t, e in zip(missing, encode(missing, add_special_tokens=False),
                                            strict=True)}
-        self.remember(found)
+        self._remember(found)
         return [found[t] if t in found else self.count(t) for t in texts]  # count: a lookup
 
-    def remember(self, counts: dict[str, int]) -> None:
+    def _remember(self, counts: dict[str, int]) -> None:
         """Keep the counts of short texts, the most recent :data:`_REMEMBER_COUNTS`:
         every agent counts the same turns and key points (readers need no lock: a
-        single dict lookup is atomic). Counts from elsewhere must be this tokenizer's
-        (an embedder that has just encoded the texts with the same file:
-        :func:`solace.models.factory.share_counts`)."""
+        single dict lookup is atomic)."""
         kept = self._counts
         with self._counts_lock:
             for text, count in counts.items():
