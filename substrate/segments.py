@@ -131,6 +131,10 @@ class SegmentFiles:
         self._flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_APPEND
         self.sizes = dict(sizes)
         self.written: set[int] = set()  # segments this process wrote to (or cut back)
+        #: The write failure that left the files other than this process wrote them
+        #: (another writer, or a failed write it could not undo), or None; once set,
+        #: the substrate takes no more appends.
+        self.failure: SubstrateError | None = None
         self.segment_bytes = segment_bytes
         self._sync = sync
         self._fds: dict[int, int] = {}
@@ -160,11 +164,16 @@ class SegmentFiles:
             raise self._foreign(number, on_disk, size)
 
     def _foreign(self, number: int, on_disk: int, size: int) -> SubstrateError:
-        return SubstrateError(
+        """The :attr:`failure` (to raise) of a tail another process changed."""
+        return self._fail(SubstrateError(
             f"{self.path(number)} is {on_disk} bytes but this substrate wrote {size}: "
             "another process wrote to it (a second writer) or cut it; nothing was "
             "appended. Close this substrate and reopen it"
-        )
+        ))
+
+    def _fail(self, failure: SubstrateError) -> SubstrateError:
+        self.failure = failure
+        return failure
 
     @property
     def total_bytes(self) -> int:
@@ -180,9 +189,7 @@ class SegmentFiles:
                 fd = self._fds.get(tail)
                 if fd is None:
                     fd = self._fd(tail)
-                on_disk = os.lseek(fd, 0, os.SEEK_END)
-                if on_disk != size:
-                    raise self._foreign(tail, on_disk, size)
+                self._check_tail(fd, tail, size)
                 self.written.add(tail)
                 try:
                     if os.write(fd, frame) != len(frame):
@@ -209,6 +216,8 @@ class SegmentFiles:
         Raises:
             As :meth:`write_one`.
         """
+        # The tail and its room, as write_one finds them, written out here rather than
+        # in a shared helper: a method call more per append cost 1-3 % of its rate.
         tail = self.tail
         if tail is None:
             return None
@@ -271,11 +280,11 @@ class SegmentFiles:
         except OSError as exc:
             self._undo(first_tail, first_size)
             if isinstance(exc, FileExistsError):
-                raise SubstrateError(
+                raise self._fail(SubstrateError(
                     f"{exc.filename} appeared while this substrate was writing: another "
                     "process writes to it (a second writer); nothing was appended. Close "
                     "this substrate and reopen it"
-                ) from exc
+                )) from exc
             raise
         return out
 
@@ -312,10 +321,10 @@ class SegmentFiles:
                 self.sizes[first_tail] = first_size
             self.tail = first_tail
         except OSError as exc:
-            raise SubstrateError(
+            raise self._fail(SubstrateError(
                 f"a failed write to {self.directory} could not be undone ({exc}); close "
                 "and reopen the substrate, which cuts the partial tail"
-            ) from exc
+            )) from exc
 
     def read(self, number: int, offset: int, size: int) -> bytes:
         """Read ``size`` bytes of segment ``number`` at ``offset`` (``os.pread``).

@@ -99,7 +99,6 @@ class Substrate:
         self._lock = threading.Lock()
         self._closing = False
         self._closed = False
-        self._broken: SubstrateError | None = None  # a failed write could not be undone
         # the entry the anchor file records (the opener anchored the head it found)
         self._anchored_id = self._last_id if anchored_id is None else anchored_id
         self._commit: GroupCommit[tuple[Head, KeyRing]] = GroupCommit(
@@ -122,7 +121,7 @@ class Substrate:
         """Advance the anchor to a head whose frames are durable (serialised by the
         group commit)."""
         head, ring = note
-        if self._anchor is None or self._broken is not None:
+        if self._anchor is None or self._files.failure is not None:
             return  # a foreign or failed write: leave the anchor at the last good head
         self._anchor.write(head, ring, sync=sync)
         self._anchored_id = head.last_id
@@ -157,7 +156,7 @@ class Substrate:
             raise SubstrateError(f"the substrate at {self.directory} was opened read-only")
         if self._closing:
             raise SubstrateError(f"the substrate at {self.directory} is closed")
-        failure = self._broken or self._commit.failure
+        failure = self._files.failure or self._commit.failure
         if failure is not None:
             raise SubstrateError(f"{self.directory}: {failure}")
 
@@ -196,26 +195,18 @@ class Substrate:
             raise TypeError(f"attrs must be a mapping of str to str, got {type(attrs).__name__}")
         ts = time.time() if ts is None else ts if type(ts) is float else check_ts(ts)
         with self._lock:
-            if self._closing or self._broken or self._commit.failure or self.read_only:
+            if (self._closing or self._files.failure or self._commit.failure
+                    or self.read_only):
                 self._writable()
             entry_id = self._last_id + 1
             cipher, prev, nonce = self._cipher, self._last_hash, self._nonces.take()
-            done = None
-            if cipher.native is not None:  # sealed and written in one compiled call
-                try:
-                    done = self._files.write_sealed(cipher.native, entry_id, ts, agent, kind,
-                                                    content, attrs, prev, nonce)
-                except SubstrateError as exc:
-                    self._broken = exc
-                    raise
+            # sealed and written in one compiled call, when it was built
+            done = None if cipher.native is None else self._files.write_sealed(
+                cipher.native, entry_id, ts, agent, kind, content, attrs, prev, nonce)
             if done is None:  # not built, or off its path: a bad field raises here
                 frame, digest = seal(cipher, entry_id, ts, agent, kind, content, attrs,
                                      prev, nonce)
-                try:
-                    segment, offset = self._files.write_one(frame)
-                except SubstrateError as exc:
-                    self._broken = exc
-                    raise
+                segment, offset = self._files.write_one(frame)
                 size = len(frame)
             else:
                 segment, offset, size, digest = done
@@ -263,7 +254,7 @@ class Substrate:
                 nonce = nonces[i * NONCE_BYTES : (i + 1) * NONCE_BYTES]
                 frame, prev = seal(cipher, first + i, ts, agent, kind, content, attrs, prev, nonce)
                 frames.append(frame)
-            positions = self._write(frames)
+            positions = self._files.write(frames)
             add, key_id = self._index.add, cipher.current_id
             for (segment, offset), frame, (agent, kind, _, _, ts) in zip(
                 positions, frames, batch, strict=True
@@ -275,13 +266,6 @@ class Substrate:
         if sync:
             self._commit.settle(last)
         return list(range(first, last + 1))
-
-    def _write(self, frames: tuple[bytes, ...] | list[bytes]) -> list[tuple[int, int]]:
-        try:
-            return self._files.write(frames)
-        except SubstrateError as exc:
-            self._broken = exc
-            raise
 
     # -- reading -------------------------------------------------------------------------
 
@@ -478,7 +462,7 @@ class Substrate:
         clean close of a writable substrate; a failure is logged (the next open walks
         the whole log, as without it)."""
         if (self._anchor is None or self._commit.failure is not None
-                or self._broken is not None or not self._last_id):
+                or self._files.failure is not None or not self._last_id):
             return
         try:
             now = segment_identities(self.directory)

@@ -120,10 +120,8 @@ class Retriever:
         self.tokenizer = tokenizer
         self.offloader = offloader
         self.events = events
-        self.inject_rung = inject_rung
         self.candidates = candidates
         self.vectors = vectors if vectors is not None else EventVectorStore()
-        self.embed = embed
         self.holdings = holdings
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
@@ -139,8 +137,6 @@ class Retriever:
             offloader=offloader, events=events, rehydrate=rehydrate, inject_rung=inject_rung,
             tokenizer=tokenizer, vectors=self.vectors, embed=embed, unit_form=self.unit_form,
             unit_forms=unit_forms, record_forms=record_forms, sibling_forms=sibling_forms)
-        self._forms = self._derived.records  # record id -> RecordForm, rung-3 records
-        self._unit_forms = self._derived.units  # entry id -> UnitForm, shared
 
     @property
     def rehydrate(self) -> Rehydrate:
@@ -163,8 +159,9 @@ class Retriever:
         """A copy of the texts derived so far (rung-3 records' forms, units' forms) and
         of both BM25 indexes, to keep across a restart
         (:mod:`~solace.memory.retrieval_forms`)."""
-        units = self._unit_forms  # shared: only the units this agent's index holds
-        return Forms(dict(self._forms), {e: units[e] for e in self._units.ids() if e in units},
+        units = self._derived.units  # shared: only the units this agent's index holds
+        return Forms(dict(self._derived.records),
+                     {e: units[e] for e in self._units.ids() if e in units},
                      self._records.state(), self._units.state())
 
     def seed(self, forms: Forms) -> None:
@@ -234,8 +231,7 @@ class Retriever:
         if changed is None:
             self._records.sync({rid: _doc(view, r) for rid, r in view.records.items()})
             self._sync_units(view.unit_ids)
-            for rid in [r for r in self._forms if r not in view.records]:
-                del self._forms[rid]
+            self._derived.keep_only(view.records)
             if self.holdings is not None:
                 self.holdings.reset(self.agent, view.records.values())
         else:
@@ -247,12 +243,12 @@ class Retriever:
                     self.holdings.change(self.agent, was, record)
                 if record is None:
                     self._records.remove(rid)
-                    self._forms.pop(rid, None)
+                    self._derived.forget(rid)
                 else:
                     self._records.add(rid, _doc(view, record))
                 for e in (*_units_of(before.records.get(rid)), *_units_of(record)):
                     if e in view.owners:
-                        self._units.add(e, self._unit_forms[e][0])
+                        self._units.add(e, self._derived.units[e][0])
                     else:
                         self._units.remove(e)
         self._indexed = (key, view)
@@ -260,14 +256,14 @@ class Retriever:
     def _sync_units(self, wanted: np.ndarray) -> None:
         """Make the units index hold exactly the units ``wanted`` (sorted ids). A unit's
         text never changes (an event never does, and every index takes it from the one
-        shared ``_unit_forms``), so only the ids that came or went are touched, found as
+        shared units' forms), so only the ids that came or went are touched, found as
         two array differences instead of each unit's text compared (at a million events
         that compare was a third of a restart's first recall)."""
         held = np.fromiter(self._units.ids(), dtype=np.int64, count=len(self._units))
         for eid in np.setdiff1d(held, wanted, assume_unique=True).tolist():
             self._units.remove(eid)
         for eid in np.setdiff1d(wanted, held, assume_unique=True).tolist():
-            self._units.add(eid, self._unit_forms[eid][0])
+            self._units.add(eid, self._derived.units[eid][0])
 
     # ----------------------------------------------------------- gather
 
@@ -353,7 +349,7 @@ class Retriever:
                                               lexical[rid] / ceiling))
         others.extend(self._unit_candidates.offer(
             view, vector, (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
-            forms=self._unit_forms, include_private=include_private, allowed=allowed,
+            forms=self._derived.units, include_private=include_private, allowed=allowed,
             known=known))
         return Gathered.of(self.agent, working, dense[kept], working_lexical[kept] / ceiling,
                            columns.event_ts[kept], columns.emotion[kept],

@@ -19,7 +19,7 @@ Units without an embedding (after a restart) are embedded in the same build
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,6 +91,16 @@ class DerivedForms:
         # setdefault for each, as whole-dict operations (a million units at 1M events)
         self.records.update({**forms.records, **self.records})
         self.units.update({**forms.units, **self.units})  # shared: in place
+
+    def keep_only(self, record_ids: Container[int]) -> None:
+        """Drop the forms of every record not in ``record_ids`` (the records a view
+        holds)."""
+        for rid in [r for r in self.records if r not in record_ids]:
+            del self.records[rid]
+
+    def forget(self, record_id: int) -> None:
+        """Drop ``record_id``'s form (the record left the view)."""
+        self.records.pop(record_id, None)
 
     def injected(self, record: MemoryRecord) -> UnitForm:
         """The text ``record`` is injected as, and its tokens (rung 3: its form, which a
