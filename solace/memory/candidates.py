@@ -22,8 +22,9 @@ worker threads change nothing it sees (and raise nothing). Its candidates: every
 working record of the view, the long-term tier's ``candidates`` nearest records by
 embedding (a FAISS search: on the loop while the tier is small, else in a worker
 thread), its
-``candidates`` best records by BM25, and the ``candidates`` best units by BM25 and by
-embedding.
+``candidates`` best records by BM25, the ``candidates`` best units by BM25 and by
+embedding, and the turns said just after its best few of those (a reply its
+question's near-copies crowded out of every pool: :mod:`~solace.memory.neighbours`).
 
 Tags narrow long-term search (seed 002: "long-term answers semantically, by embedding
 similarity narrowed by tags"). A query with tags takes its long-term candidates only
@@ -46,6 +47,7 @@ from solace.memory.bm25 import LexicalIndex, scores_among
 from solace.memory.derived_forms import DerivedForms, RecordForm, Rehydrate, UnitForm
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
+from solace.memory.neighbours import NEIGHBOUR_SEEDS, Singles, with_neighbours
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
 from solace.memory.retrieval_forms import Forms
@@ -127,6 +129,9 @@ class Retriever:
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
         self._unit_candidates = UnitCandidates(self.vectors, candidates)
+        #: How many best single-event candidates have their neighbours offered (0: none).
+        self.neighbour_seeds = NEIGHBOUR_SEEDS
+        self._singles = Singles()  # kept in step with the records index
         # The last view and the tiers' (identity, version) it was taken at; the view
         # the BM25 indexes hold (a concurrent query may have synced them to another).
         self._view: tuple[TierVersions, TierView] | None = None
@@ -232,6 +237,7 @@ class Retriever:
             self._records.sync({rid: _doc(view, r) for rid, r in view.records.items()})
             self._sync_units(view.unit_ids)
             self._derived.keep_only(view.records)
+            self._singles.reset(view.records.values())
             if self.holdings is not None:
                 self.holdings.reset(self.agent, view.records.values())
         else:
@@ -239,8 +245,10 @@ class Retriever:
             for rid in changed:
                 record = view.records.get(rid)
                 was = before.records.get(rid)
-                if self.holdings is not None and was is not record:
-                    self.holdings.change(self.agent, was, record)
+                if was is not record:
+                    self._singles.change(was, record)
+                    if self.holdings is not None:
+                        self.holdings.change(self.agent, was, record)
                 if record is None:
                     self._records.remove(rid)
                     self._derived.forget(rid)
@@ -351,9 +359,28 @@ class Retriever:
             view, vector, (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
             forms=self._derived.units, include_private=include_private, allowed=allowed,
             known=known))
-        return Gathered.of(self.agent, working, dense[kept], working_lexical[kept] / ceiling,
-                           columns.event_ts[kept], columns.emotion[kept],
-                           columns.record_id[kept], columns.single[kept], others)
+        gathered = Gathered.of(self.agent, working, dense[kept], working_lexical[kept] / ceiling,
+                               columns.event_ts[kept], columns.emotion[kept],
+                               columns.record_id[kept], columns.single[kept], others)
+        if not self.neighbour_seeds:
+            return gathered
+
+        def longterm(records: list[MemoryRecord]) -> list[Candidate]:
+            records = [r for r in records if r.record_id in allowed and offers(r)]
+            near = scores_among(record_ids, record_scores, [r.record_id for r in records])
+            return [self._candidate(view, r, "longterm", record_similarity(r, vector),
+                                    near.get(r.record_id, 0.0) / ceiling) for r in records]
+
+        def units(entry_ids: list[int]) -> list[Candidate]:
+            return self._unit_candidates.build(
+                view, vector, [e for e in entry_ids if e not in known and (
+                    view.owners[e].record_id in allowed
+                    or view.owners[e].record_id not in view.longterm)],
+                (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
+                forms=self._derived.units, include_private=include_private)
+
+        return with_neighbours(gathered, view, self._singles, self.neighbour_seeds,
+                               longterm=longterm, units=units)
 
     async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)``, a search over ``size`` vectors: on the loop while that is small

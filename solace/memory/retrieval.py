@@ -159,6 +159,13 @@ class Gathered:
                    bool),
             column(single, (len(c.entry_ids) == 1 for c in others), bool))
 
+    def extended(self, more: list[Candidate]) -> Gathered:
+        """These candidates and ``more`` after them."""
+        n = len(self.working)
+        return Gathered.of(self.owner, self.working, self.dense[:n], self.lexical[:n],
+                           self.event_ts[:n], self.emotion[:n], self.record_id[:n],
+                           self.single[:n], self.others + more)
+
     def __len__(self) -> int:
         return len(self.dense)
 

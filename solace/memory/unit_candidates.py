@@ -158,8 +158,19 @@ class UnitCandidates:
         dense_ids, dense_sims = self.scored(vector, order, rows, members)
         chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
         chosen += top_ids(dense_ids, dense_sims, self.candidates)
-        unique = [e for e in dict.fromkeys(chosen) if e not in known]
-        by_id = scores_among(lexical_ids, lexical_scores, unique)
+        return self.build(view, vector, [e for e in dict.fromkeys(chosen) if e not in known],
+                          (lexical_ids, lexical_scores), ceiling, agent=agent, forms=forms,
+                          include_private=include_private)
+
+    def build(self, view: TierView, vector: np.ndarray, unique: list[int],
+              lexical: tuple[np.ndarray, np.ndarray], ceiling: float, *, agent: str,
+              forms: Mapping[int, tuple[str, int]], include_private: bool,
+              ) -> list[Candidate]:
+        """Candidates for the units ``unique`` (entry ids of the view's units, each
+        once), private ones only when ``include_private``: dense by the event's own
+        vector (else its record's embedding), lexical by ``lexical`` (unit ids and BM25
+        scores) over ``ceiling``."""
+        by_id = scores_among(*lexical, unique)
         # The units' own vectors, where they have one, scored exactly (float32 widening).
         held, scores = self.vectors.scores_of(np.asarray(unique, dtype=np.int64), vector)
         has = held.tolist()
@@ -167,7 +178,7 @@ class UnitCandidates:
         unit_sims[held] = scores
         unit_sims_list = unit_sims.tolist()
         out = []
-        longterm = view.longterm
+        owners, longterm = view.owners, view.longterm
         for i, eid in enumerate(unique):
             record = owners[eid]
             if record.private and not include_private:
