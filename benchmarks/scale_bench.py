@@ -34,7 +34,8 @@ days (order and relative gaps kept): the issue's "1M events over a simulated yea
 At the end: **restart to first recall** (the runtime closed, snapshots, event vectors
 and retrieval forms written, then opened again and asked one question), each in a new
 process, as a restart is (the same reopening inside the process that did the ingest,
-its heap grown by it, is reported beside it as ``same process``); the same
+its heap grown by it, is reported beside it as ``same process``), with the p50 of the
+:data:`AFTER_RESTART` recalls after the first; the same
 without the conversation layer's snapshot (what a restart cost before it was kept);
 unless ``--no-snapshots-only``, with snapshots only (what a restart cost before vectors
 and forms were kept); and unless ``--no-rebuild``, the same with every snapshot
@@ -46,6 +47,7 @@ Usage::
         [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
         [--filler renamed|restated] [--home DIR] [--embedder hashing]
         [--soak 1000] [--soak-png FILE] [--span-days 365]
+    python benchmarks/scale_bench.py --restarts-of HOME   # restarts of a kept home only
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
 rate against events.
@@ -83,6 +85,7 @@ from rebuild_bench import sessions  # noqa: E402
 from solace import ReplayClock, open_runtime  # noqa: E402
 from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
 from solace.locomo import load_locomo  # noqa: E402
+from solace.memory.event_vector_files import INDEX_FILE  # noqa: E402
 from solace.memory.retrieval_forms import NAME as FORMS_FILE  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -199,32 +202,65 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
     return rows, base, samples
 
 
-async def restart(home: Path, question: str, limit: float, cfg: Config
-                  ) -> dict[str, float] | None:
+#: Recalls asked right after a restart's first one (their p50 is reported beside it).
+AFTER_RESTART = 20
+
+
+async def restart(home: Path, questions: list[str], limit: float, cfg: Config
+                  ) -> dict[str, Any] | None:
     """Seconds from opening the home to the runtime being ready (``open_s``) and to the
-    first recall's answer (``first_recall_s``); None past ``limit``."""
+    first recall's answer (``first_recall_s``, ``questions[0]``), then the p50 of the
+    next :data:`AFTER_RESTART` recalls (``next_recalls_p50_ms``: scanning every event
+    vector until the approximate index is there, ``index_at_open`` says whether it was
+    kept); None past ``limit``."""
     start = time.perf_counter()
     with trio.move_on_after(limit):
         async with open_runtime(home, cfg, clock=ReplayClock(), warm_up=True) as rt:
             opened = time.perf_counter() - start
-            await rt.recall("Main", question, 10)
-            return {"open_s": round(opened, 2),
-                    "first_recall_s": round(time.perf_counter() - start, 2)}
+            indexed = rt.event_vectors.approximate
+            await rt.recall("Main", questions[0], 10)
+            first = time.perf_counter() - start
+            took = []
+            for i in range(1, AFTER_RESTART + 1):
+                began = time.perf_counter()
+                await rt.recall("Main", questions[i % len(questions)], 10)
+                took.append(time.perf_counter() - began)
+            return {"open_s": round(opened, 2), "first_recall_s": round(first, 2),
+                    "next_recalls_p50_ms": round(1000 * statistics.median(took), 1),
+                    "index_at_open": indexed}
     return None
 
 
-def restart_in_new_process(home: Path, question: str, limit: float, embedder: str | None
-                           ) -> dict[str, float] | None:
+def restart_in_new_process(home: Path, questions: list[str], limit: float,
+                           embedder: str | None) -> dict[str, Any] | None:
     """:func:`restart` in a process of its own (spawned: nothing inherited), as a
     restart is; the time to import and load the models is not counted."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-        return pool.submit(_restart_here, str(home), question, limit, embedder).result()
+        return pool.submit(_restart_here, str(home), questions, limit, embedder).result()
 
 
-def _restart_here(home: str, question: str, limit: float, embedder: str | None
-                  ) -> dict[str, float] | None:
-    return trio.run(restart, Path(home), question, limit, config(embedder))
+def _restart_here(home: str, questions: list[str], limit: float, embedder: str | None
+                  ) -> dict[str, Any] | None:
+    return trio.run(restart, Path(home), questions, limit, config(embedder))
+
+
+def restarts_of(home: Path, questions: list[str], args: argparse.Namespace) -> int:
+    """Restarts of a kept home in new processes: as it is (twice: the first may keep an
+    index the home lacked), then without the kept approximate index of the event vectors
+    (what a restart cost before it was kept; the index is kept again at its close)."""
+    reopen = functools.partial(restart_in_new_process, home, questions, args.restart_limit,
+                               args.embedder)
+    restarts = {"as kept": reopen(), "as kept, again": reopen()}
+    (home / "memory" / "event-vectors" / INDEX_FILE).unlink(missing_ok=True)
+    restarts["without the kept row index"] = reopen()
+    for name, took in restarts.items():
+        print(f"{name:28} {took}")
+    out = args.out.with_name(args.out.stem + "_restarts.json")
+    out.write_text(json.dumps({"benchmark": "scale_bench --restarts-of", "home": str(home),
+                               "restarts": restarts}, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
 
 
 def plot(rows: list[dict[str, Any]], png: Path) -> None:
@@ -278,12 +314,17 @@ def main() -> int:
                         default=ROOT / "benchmarks" / "results" / "scale_bench.json")
     parser.add_argument("--png", type=Path,
                         default=ROOT / "benchmarks" / "results" / "scale_bench.png")
+    parser.add_argument("--restarts-of", type=Path, default=None, metavar="HOME",
+                        help="only measure restarts of a home kept by --home: with and "
+                             "without its kept approximate index")
     args = parser.parse_args()
     if not args.data.exists():
         print(f"skipped: no LoCoMo data at {args.data}")
         return 0
     questions = [q.question for c in load_locomo(args.data) for q in c.questions
                  if q.question.strip()][: args.queries]
+    if args.restarts_of is not None:
+        return restarts_of(args.restarts_of, questions, args)
     with tempfile.TemporaryDirectory(prefix="solace-scale-") as tmp:
         home = args.home if args.home is not None else Path(tmp) / "home"
         batches = sessions(args.data, args.events, renamed=args.filler == "renamed")
@@ -292,11 +333,11 @@ def main() -> int:
         cfg = config(args.embedder)
         rows, base, samples = trio.run(grow, home, batches, questions, args.every, cfg,
                                        args.soak)
-        reopen = functools.partial(restart_in_new_process, home, questions[0],
+        reopen = functools.partial(restart_in_new_process, home, questions,
                                    args.restart_limit, args.embedder)
         restarts = {"snapshots, vectors, forms": reopen(),
                     "snapshots, vectors, forms (same process)": trio.run(
-                        restart, home, questions[0], args.restart_limit, cfg)}
+                        restart, home, questions, args.restart_limit, cfg)}
         # What a restart cost before the conversation layer kept its projection: it
         # folds the whole log again (the restart writes the snapshot back).
         (home / "memory" / "conversation" / "projection.sealed").unlink(missing_ok=True)
@@ -326,12 +367,13 @@ def main() -> int:
         for name, held in result["soak"]["bounds"].items():
             print(f"soak: {name}: {held}")
         soak.plot(samples, base, args.soak_png)
-    print(f"{'restart':42} {'open s':>8} {'first recall s':>15}")
+    print(f"{'restart':42} {'open s':>8} {'first recall s':>15} {'next p50 ms':>12}")
     for name, took in restarts.items():
         if took is None:
             print(f"{name:42} {'over ' + format(args.restart_limit, 'g') + ' s':>24}")
         else:
-            print(f"{name:42} {took['open_s']:8.1f} {took['first_recall_s']:15.1f}")
+            print(f"{name:42} {took['open_s']:8.1f} {took['first_recall_s']:15.1f} "
+                  f"{took['next_recalls_p50_ms']:12.1f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     plot(rows, args.png)

@@ -127,3 +127,70 @@ def test_an_agent_with_few_units_asks_the_index_for_its_rows_instead_of_scanning
         found.append(len(set(top_ids(ids, sims, 10)) & set(exact)) / 10)
     assert agent.scans == 0  # never every unit scored
     assert np.mean(found) >= 0.9
+
+
+def saved_and_loaded(tmp_path, store: EventVectorStore, ring) -> EventVectorStore:  # type: ignore[no-untyped-def]
+    from solace.memory.event_vector_files import EventVectorFiles
+
+    files, _ = EventVectorFiles.load(tmp_path, ring=ring, embedder="test", dim=DIM)
+    files.save(store.frozen(), ring=ring)
+    _, loaded = EventVectorFiles.load(tmp_path, ring=ring, embedder="test", dim=DIM)
+    return loaded
+
+
+def test_a_restart_takes_the_kept_index_and_finds_what_the_built_one_found(
+    small_ann: None, tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    from substrate import KeyRing
+
+    rng = np.random.default_rng(7)
+    ring = KeyRing.generate()
+    store = built(rng)
+    order = rng.permutation(np.arange(20_001, 20_001 + 500))  # rows out of id order
+    store.add_new(order, clustered(rng, 500))
+    store.top_rows(unit(rng.standard_normal(DIM)), 10)  # the index takes them too
+    loaded = saved_and_loaded(tmp_path, store, ring)
+    assert loaded.approximate  # no build: taken as kept
+    assert loaded.row_order().tolist() == store.row_order().tolist()
+    runtime = EventVectorStore()
+    runtime.adopt(loaded)  # the runtime's store takes the rows and the index
+    assert runtime.approximate
+    for _ in range(10):
+        q = unit(clustered(rng, 1)[0])
+        rows, scores = runtime.top_rows(q, 30)
+        want_rows, want_scores = store.top_rows(q, 30)
+        assert rows.tolist() == want_rows.tolist()
+        np.testing.assert_allclose(scores, want_scores, rtol=0, atol=1e-6)
+
+
+def test_a_kept_index_over_other_rows_is_dropped_with_a_warning_and_built_again(
+    small_ann: None, tmp_path, caplog,  # type: ignore[no-untyped-def]
+) -> None:
+    from solace.memory.event_vector_files import INDEX_FILE
+    from substrate import KeyRing
+
+    rng = np.random.default_rng(8)
+    ring = KeyRing.generate()
+    store = built(rng)
+    saved_and_loaded(tmp_path, store, ring)
+    first = sorted(tmp_path.glob("segment-*"))[0]
+    first.write_bytes(first.read_bytes()[:-1])  # refused: its rows are missing
+    with caplog.at_level("WARNING"):
+        _, loaded = __import__("solace.memory.event_vector_files", fromlist=["x"]
+                               ).EventVectorFiles.load(tmp_path, ring=ring, embedder="test",
+                                                       dim=DIM)
+    assert not loaded.approximate
+    assert not (tmp_path / INDEX_FILE).exists()
+    assert any("approximate index" in r.getMessage() for r in caplog.records)
+
+
+def test_a_kept_index_of_another_shape_is_not_taken(
+    small_ann: None, tmp_path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    from substrate import KeyRing
+
+    rng = np.random.default_rng(9)
+    ring = KeyRing.generate()
+    store = built(rng)
+    monkeypatch.setattr(row_ann, "ANN_LISTS", 32)  # the code's constants changed since
+    assert not saved_and_loaded(tmp_path, store, ring).approximate

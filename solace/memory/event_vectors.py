@@ -18,6 +18,7 @@ exactly.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Iterator, MutableMapping
@@ -232,6 +233,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
             self._blocks, self._wide = other._blocks, other._wide
             self._row_of, self._entry_of = other._row_of, other._entry_of
             self._last = self._last_top = None
+            if other._ann is not None:  # kept by the files: over these rows, in this order
+                with self._ann_lock:
+                    self._ann = other._ann
             return self._size
         ids = other._entry_of[: other._size]
         return self.add_new(ids, other.stored(ids))
@@ -261,6 +265,40 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         copy._ann = self._ann  # searched up to its own size; never built by a copy
         copy._frozen = True
         return copy
+
+    def row_order(self) -> np.ndarray:
+        """Every held entry id, in row order (the order the files keep them in, so a
+        store read back holds its rows where they were)."""
+        return self._entry_of[: self._size].copy()
+
+    def kept_index(self) -> tuple[int, bytes, bytes] | None:
+        """The approximate index to keep across a restart: ``(rows, the SHA-256 of
+        the entry ids of those rows in row order, the index serialized)``, or None
+        before it is built (or when it holds rows this copy does not)."""
+        ann = self._ann
+        if ann is None or not ann.ready:
+            return None
+        rows, data = ann.dump()
+        if rows > self._size:
+            return None
+        return rows, _order_digest(self._entry_of[:rows]), data
+
+    def take_index(self, rows: int, digest: bytes, data: bytes) -> None:
+        """Search the index :meth:`kept_index` gave from now on, when this store holds
+        the same entry ids in its first ``rows`` rows (else nothing changes).
+
+        Raises:
+            ValueError: the rows differ, or ``data`` is not an index of this shape.
+        """
+        if self._frozen or self._dim is None:
+            raise ValueError("an empty or frozen store takes no index")
+        if rows > self._size or _order_digest(self._entry_of[:rows]) != digest:
+            raise ValueError(f"the store's first {rows} rows are not the ones the index "
+                             f"was built over")
+        ann = RowAnn.load(self._dim, rows, data)
+        with self._ann_lock:
+            self._ann = ann
+        self._last = self._last_top = None
 
     @property
     def approximate(self) -> bool:
@@ -381,6 +419,10 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
                             "(%s); every row is still searched", size, exc)
 
         threading.Thread(target=build, name="solace-row-ann", daemon=True).start()
+
+
+def _order_digest(entries: np.ndarray) -> bytes:
+    return hashlib.sha256(np.ascontiguousarray(entries, dtype=np.int64).tobytes()).digest()
 
 
 def _best_scored(blocks: list[RowBlock], rows: np.ndarray, vector: np.ndarray, k: int

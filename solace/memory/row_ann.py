@@ -13,8 +13,10 @@ missed can be missing from the top.
 The index is built off the event loop, in one background thread, once the store
 reaches :data:`ANN_ROWS`: trained on :data:`ANN_TRAIN` rows spread evenly over the
 store, then given every row, in row order (a row's id in the index is its row). Until
-it is ready the store keeps scanning every row; a restart therefore answers its first
-recalls exactly, and no slower than before. Rows added later are given to the index
+it is ready the store keeps scanning every row. The index is kept across a restart
+with the store's files (:mod:`~solace.memory.event_vector_files`): a restart whose
+rows come back in the same order takes it as it was (at 953k rows a rebuild took ~14 s
+of 90 ms recalls), else it is built again. Rows added later are given to the index
 by the next search (:meth:`RowAnn.search` catches up first). Searches and additions
 hold one lock: FAISS does not allow them at once.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import faiss
 import numpy as np
@@ -109,6 +112,41 @@ class RowAnn:
         rows = np.asarray(found[0], dtype=np.int64)
         kept: np.ndarray = rows[(rows >= 0) & (rows < size)]
         return kept
+
+    def dump(self) -> tuple[int, bytes]:
+        """``(rows, the index serialized)``, to keep across a restart (:meth:`load`).
+        Only once :attr:`ready`; blocking (FAISS copies the index under the lock)."""
+        if not self.ready:
+            raise RuntimeError("the approximate index is not built yet")
+        with self._lock:
+            return self.rows, faiss.serialize_index(self._index).tobytes()
+
+    @classmethod
+    def load(cls, dim: int, rows: int, data: bytes) -> RowAnn:
+        """The index :meth:`dump` gave, ready, holding the store's first ``rows`` rows.
+
+        Raises:
+            ValueError: ``data`` is not an index of this module's shape (its constants
+                or ``dim`` changed since it was kept) holding ``rows`` rows.
+        """
+        ann = cls(dim)
+        try:
+            found = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+        except RuntimeError as exc:  # FAISS raises RuntimeError on a damaged index
+            raise ValueError(f"not a FAISS index ({exc})") from exc
+        index: Any = faiss.downcast_index(found)
+        found.this.disown()  # the downcast wrapper owns the index from now on
+        index.this.own(True)
+        shape = (type(index).__name__, index.d, getattr(index, "nlist", None),
+                 getattr(getattr(index, "pq", None), "M", None), index.ntotal,
+                 index.is_trained)
+        wanted = ("IndexIVFPQ", dim, ANN_LISTS, ANN_CODE_BYTES, rows, True)
+        if shape != wanted:
+            raise ValueError(f"an index of shape {shape}, not {wanted}")
+        index.nprobe = ANN_PROBE
+        ann._index, ann._quantizer = index, index.quantizer
+        ann.rows, ann.ready = rows, True
+        return ann
 
     def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
         while self.rows < size:  # caller holds the lock
