@@ -1,16 +1,21 @@
 """Past ANN_ROWS rows the event vector store searches an IVF-PQ index built in the
 background: its scores stay exact, it finds nearly every exact top row, rows added
-after the build are found, and until it is ready every row is scanned."""
+after the build are found, and until it is ready every row is scanned. The index is
+kept with the vectors' files: a restart whose rows come back in order takes it and
+finds what it found; one over other rows, or of another shape, builds it again."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from solace.memory import event_vectors, row_ann
+from solace.memory.event_vector_files import INDEX_FILE, EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
+from substrate import KeyRing
 
 DIM = 64
 
@@ -129,9 +134,8 @@ def test_an_agent_with_few_units_asks_the_index_for_its_rows_instead_of_scanning
     assert np.mean(found) >= 0.9
 
 
-def saved_and_loaded(tmp_path, store: EventVectorStore, ring) -> EventVectorStore:  # type: ignore[no-untyped-def]
-    from solace.memory.event_vector_files import EventVectorFiles
-
+def saved_and_loaded(tmp_path: Path, store: EventVectorStore, ring: KeyRing
+                     ) -> EventVectorStore:
     files, _ = EventVectorFiles.load(tmp_path, ring=ring, embedder="test", dim=DIM)
     files.save(store.frozen(), ring=ring)
     _, loaded = EventVectorFiles.load(tmp_path, ring=ring, embedder="test", dim=DIM)
@@ -139,10 +143,8 @@ def saved_and_loaded(tmp_path, store: EventVectorStore, ring) -> EventVectorStor
 
 
 def test_a_restart_takes_the_kept_index_and_finds_what_the_built_one_found(
-    small_ann: None, tmp_path,  # type: ignore[no-untyped-def]
+    small_ann: None, tmp_path: Path,
 ) -> None:
-    from substrate import KeyRing
-
     rng = np.random.default_rng(7)
     ring = KeyRing.generate()
     store = built(rng)
@@ -164,11 +166,8 @@ def test_a_restart_takes_the_kept_index_and_finds_what_the_built_one_found(
 
 
 def test_a_kept_index_over_other_rows_is_dropped_with_a_warning_and_built_again(
-    small_ann: None, tmp_path, caplog,  # type: ignore[no-untyped-def]
+    small_ann: None, tmp_path: Path, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from solace.memory.event_vector_files import INDEX_FILE
-    from substrate import KeyRing
-
     rng = np.random.default_rng(8)
     ring = KeyRing.generate()
     store = built(rng)
@@ -176,19 +175,15 @@ def test_a_kept_index_over_other_rows_is_dropped_with_a_warning_and_built_again(
     first = sorted(tmp_path.glob("segment-*"))[0]
     first.write_bytes(first.read_bytes()[:-1])  # refused: its rows are missing
     with caplog.at_level("WARNING"):
-        _, loaded = __import__("solace.memory.event_vector_files", fromlist=["x"]
-                               ).EventVectorFiles.load(tmp_path, ring=ring, embedder="test",
-                                                       dim=DIM)
+        _, loaded = EventVectorFiles.load(tmp_path, ring=ring, embedder="test", dim=DIM)
     assert not loaded.approximate
     assert not (tmp_path / INDEX_FILE).exists()
     assert any("approximate index" in r.getMessage() for r in caplog.records)
 
 
 def test_a_kept_index_of_another_shape_is_not_taken(
-    small_ann: None, tmp_path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+    small_ann: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from substrate import KeyRing
-
     rng = np.random.default_rng(9)
     ring = KeyRing.generate()
     store = built(rng)

@@ -185,7 +185,8 @@ class EventVectorFiles:
 
     def save(self, vectors: Mapping[int, np.ndarray], *, ring: KeyRing) -> int:
         """Write the vectors of ``vectors`` that no segment holds yet as a new segment
-        (or, to merge or clear stale files, all of them as one). Blocking.
+        (or, to merge or clear stale files, all of them as one), and, for a store whose
+        approximate index holds more rows than the one kept, that index. Blocking.
 
         Returns:
             How many vectors were written (0: nothing was new, no file was touched).
@@ -200,6 +201,7 @@ class EventVectorFiles:
         return written
 
     def _save_segment(self, vectors: Mapping[int, np.ndarray], ring: KeyRing) -> int:
+        """:meth:`save`'s segment: the vectors no segment holds, in the store's row order."""
         if isinstance(vectors, EventVectorStore):  # in row order: read back in place
             ids = vectors.row_order()
         else:
@@ -236,12 +238,11 @@ class EventVectorFiles:
             self.saved = np.union1d(self.saved, ids)
         return len(ids)
 
-
     def _save_index(self, vectors: EventVectorStore, ring: KeyRing) -> None:
         """Keep ``vectors``' approximate index beside the segments, when it is built and
         holds more rows than the one kept (56 bytes a row: ~56 MB at a million)."""
-        kept = vectors.kept_index()
-        if kept is None or kept[0] <= self.index_rows:
+        kept = vectors.kept_index(beyond=self.index_rows)
+        if kept is None:
             return
         rows, order, index = kept
         meta = {"version": INDEX_VERSION, "embedder": self.embedder, "dim": self.dim,

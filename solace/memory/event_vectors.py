@@ -271,12 +271,13 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         store read back holds its rows where they were)."""
         return self._entry_of[: self._size].copy()
 
-    def kept_index(self) -> tuple[int, bytes, bytes] | None:
+    def kept_index(self, *, beyond: int = 0) -> tuple[int, bytes, bytes] | None:
         """The approximate index to keep across a restart: ``(rows, the SHA-256 of
         the entry ids of those rows in row order, the index serialized)``, or None
-        before it is built (or when it holds rows this copy does not)."""
+        before it is built, while it holds no more than ``beyond`` rows (the one kept
+        already), or when it holds rows this copy does not."""
         ann = self._ann
-        if ann is None or not ann.ready:
+        if ann is None or not ann.ready or ann.rows <= beyond:
             return None
         rows, data = ann.dump()
         if rows > self._size:

@@ -15,10 +15,11 @@ reaches :data:`ANN_ROWS`: trained on :data:`ANN_TRAIN` rows spread evenly over t
 store, then given every row, in row order (a row's id in the index is its row). Until
 it is ready the store keeps scanning every row. The index is kept across a restart
 with the store's files (:mod:`~solace.memory.event_vector_files`): a restart whose
-rows come back in the same order takes it as it was (at 953k rows a rebuild took ~14 s
-of 90 ms recalls), else it is built again. Rows added later are given to the index
-by the next search (:meth:`RowAnn.search` catches up first). Searches and additions
-hold one lock: FAISS does not allow them at once.
+rows come back in the same order takes it as it was (at a million events, the 20
+recalls after a restart took 21-30 ms p50 with it and 84 without; the rebuild took
+24-48 s, ``benchmarks/scale_bench.py --restarts-of``), else it is built again. Rows
+added later are given to the index by the next search (:meth:`RowAnn.search` catches
+up first). Searches and additions hold one lock: FAISS does not allow them at once.
 
 A search can be limited to some rows (an agent's units, when the store-wide shortlist
 holds too few of them): the probed lists' other rows are skipped (a FAISS ID selector),
