@@ -5,7 +5,7 @@ next recall must then see the change. Before the tiers kept change logs, a query
 any change took a new :class:`~solace.memory.tier_view.TierView` of every record and
 re-synced both BM25 indexes over all of them; now it follows the last view by the
 records that changed (:func:`~solace.memory.tier_view.follow_view`,
-``Retriever._sync_indexes``). Both ways run in the same process on the same tiers:
+``ViewIndexes.sync``). Both ways run in the same process on the same tiers:
 
 * **full** — a fresh ``Retriever.refresh()`` path: ``take_view`` plus full index syncs
   (the retriever's last view dropped before each run, its caches of forms kept);
@@ -100,7 +100,7 @@ async def measure(size: int, repeat: int) -> dict[str, Any]:
         await retriever.refresh()
         followed.append(time.perf_counter() - t0)
         change(memory, rng, size)
-        retriever._view = retriever._indexed = None  # what every change cost before
+        retriever._view = retriever.indexes.indexed = None  # what every change cost before
         t0 = time.perf_counter()
         await retriever.refresh()
         full.append(time.perf_counter() - t0)

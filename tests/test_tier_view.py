@@ -143,7 +143,7 @@ def _retriever(memory: Memory) -> Retriever:
 
 
 def _indexed(retriever: Retriever) -> tuple[dict[int, str], dict[int, str]]:
-    records, units = retriever._records, retriever._units
+    records, units = retriever.indexes.records, retriever.indexes.units
     return ({d: records.text(d) for d in records.ids()}, {d: units.text(d) for d in units.ids()})
 
 
@@ -176,7 +176,7 @@ async def test_a_query_holding_an_older_view_gets_indexes_of_its_own_view() -> N
     for _ in range(20):
         _step(rng, memory, next_id)
     await retriever.refresh()
-    retriever._sync_indexes(old_key, old)
+    retriever.indexes.sync(old_key, old, memory.working, memory.longterm)
     records, units = _indexed(retriever)
     assert set(records) == set(old.records)
     assert set(units) == set(old.owners)
@@ -212,6 +212,8 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
     _same(view, await fresh.refresh())
     assert _indexed(seeded) == _indexed(fresh)
     for query in ("kayak lake", "Sweden race", "violin"):
-        assert seeded._records.scores(query) == pytest.approx(fresh._records.scores(query))
-        assert seeded._units.scores(query) == pytest.approx(fresh._units.scores(query))
+        assert seeded.indexes.records.scores(query) == pytest.approx(
+            fresh.indexes.records.scores(query))
+        assert seeded.indexes.units.scores(query) == pytest.approx(
+            fresh.indexes.units.scores(query))
     assert from_kept < (len(analysed) - from_kept) / 2  # a full sync analyses every text

@@ -2,7 +2,8 @@
 
 :class:`Retriever` keeps two BM25 indexes beside the agent's tiers, brought in line
 with them at each query by the records that changed since the last one (records
-change as they fade, merge and move; :mod:`~solace.memory.tier_view`):
+change as they fade, merge and move; :mod:`~solace.memory.tier_view`,
+:mod:`~solace.memory.view_indexes`):
 
 * **records** — every record of both tiers, by its text; a rung-3 record (an
   embedding and tags) by its tags plus its form, the text it is injected in
@@ -38,16 +39,15 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
 
-from solace.memory.bm25 import LexicalIndex, scores_among
+from solace.memory.bm25 import scores_among
 from solace.memory.derived_forms import DerivedForms, RecordForm, Rehydrate, UnitForm
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
-from solace.memory.neighbours import NEIGHBOUR_SEEDS, Singles, with_neighbours
+from solace.memory.neighbours import NEIGHBOUR_SEEDS, with_neighbours
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
 from solace.memory.retrieval_forms import Forms
@@ -60,6 +60,7 @@ from solace.memory.tier_view import (
     versions_of,
 )
 from solace.memory.unit_candidates import UnitCandidates, record_similarity, top_ids
+from solace.memory.view_indexes import ViewIndexes
 
 __all__ = ["Retriever", "TierView"]
 
@@ -131,17 +132,15 @@ class Retriever:
         self._unit_candidates = UnitCandidates(self.vectors, candidates)
         #: How many best single-event candidates have their neighbours offered (0: none).
         self.neighbour_seeds = NEIGHBOUR_SEEDS
-        self._singles = Singles()  # kept in step with the records index
-        # The last view and the tiers' (identity, version) it was taken at; the view
-        # the BM25 indexes hold (a concurrent query may have synced them to another).
+        # The last view and the tiers' (identity, version) it was taken at.
         self._view: tuple[TierVersions, TierView] | None = None
-        self._indexed: tuple[TierVersions, TierView] | None = None
-        self._records = LexicalIndex()
-        self._units = LexicalIndex()
         self._derived = DerivedForms(
             offloader=offloader, events=events, rehydrate=rehydrate, inject_rung=inject_rung,
             tokenizer=tokenizer, vectors=self.vectors, embed=embed, unit_form=self.unit_form,
             unit_forms=unit_forms, record_forms=record_forms, sibling_forms=sibling_forms)
+        #: The BM25 indexes and single-event map, in line with the view they hold (a
+        #: concurrent query may have synced them to another).
+        self.indexes = ViewIndexes(str(memory.agent), self._derived, holdings)
 
     @property
     def rehydrate(self) -> Rehydrate:
@@ -165,9 +164,10 @@ class Retriever:
         of both BM25 indexes, to keep across a restart
         (:mod:`~solace.memory.retrieval_forms`)."""
         units = self._derived.units  # shared: only the units this agent's index holds
+        indexes = self.indexes
         return Forms(dict(self._derived.records),
-                     {e: units[e] for e in self._units.ids() if e in units},
-                     self._records.state(), self._units.state())
+                     {e: units[e] for e in indexes.units.ids() if e in units},
+                     indexes.records.state(), indexes.units.state())
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as
@@ -175,14 +175,7 @@ class Retriever:
         indexes while this retriever has indexed nothing itself: the first query's full
         sync checks each document's text against the tiers' records."""
         self._derived.seed(forms)
-        if self._indexed is None and not len(self._records) and not len(self._units):
-            if forms.records_index is not None:
-                self._records = LexicalIndex.from_state(forms.records_index)
-            if forms.units_index is not None:  # its texts: the shared units', kept once
-                state = forms.units_index
-                units = self._derived.units  # holds every one of them: forms.units was merged
-                texts = [units[e][0] for e in state.ids.tolist()]
-                self._units = LexicalIndex.from_state(replace(state, texts=texts))
+        self.indexes.seed(forms)
 
     def injected_form(self, record: MemoryRecord) -> tuple[str, int]:
         """The text a record is injected as, and its tokens (rung 3: rehydrated).
@@ -223,55 +216,9 @@ class Retriever:
             view, todo = follow_view(last[1], working, longterm, changed)  # type: ignore[index]
             units = {e for r in todo for e in r.entry_ids if view.owners.get(e) is r}
         view.forms.update(await self._derived.build(todo, units))
-        self._sync_indexes(key, view)
+        self.indexes.sync(key, view, working, longterm)
         self._view = (key, view)
         return view
-
-    def _sync_indexes(self, key: TierVersions, view: TierView) -> None:
-        """Make both BM25 indexes hold exactly ``view``'s records and units: by the
-        records changed between the view they hold and this one, or in full."""
-        working, longterm = self.memory.working, self.memory.longterm
-        held = self._indexed
-        changed = None if held is None else changed_between(working, longterm, held[0], key)
-        if changed is None:
-            self._records.sync({rid: _doc(view, r) for rid, r in view.records.items()})
-            self._sync_units(view.unit_ids)
-            self._derived.keep_only(view.records)
-            self._singles.reset(view.records.values())
-            if self.holdings is not None:
-                self.holdings.reset(self.agent, view.records.values())
-        else:
-            before = held[1]  # type: ignore[index]
-            for rid in changed:
-                record = view.records.get(rid)
-                was = before.records.get(rid)
-                if was is not record:
-                    self._singles.change(was, record)
-                    if self.holdings is not None:
-                        self.holdings.change(self.agent, was, record)
-                if record is None:
-                    self._records.remove(rid)
-                    self._derived.forget(rid)
-                else:
-                    self._records.add(rid, _doc(view, record))
-                for e in (*_units_of(before.records.get(rid)), *_units_of(record)):
-                    if e in view.owners:
-                        self._units.add(e, self._derived.units[e][0])
-                    else:
-                        self._units.remove(e)
-        self._indexed = (key, view)
-
-    def _sync_units(self, wanted: np.ndarray) -> None:
-        """Make the units index hold exactly the units ``wanted`` (sorted ids). A unit's
-        text never changes (an event never does, and every index takes it from the one
-        shared units' forms), so only the ids that came or went are touched, found as
-        two array differences instead of each unit's text compared (at a million events
-        that compare was a third of a restart's first recall)."""
-        held = np.fromiter(self._units.ids(), dtype=np.int64, count=len(self._units))
-        for eid in np.setdiff1d(held, wanted, assume_unique=True).tolist():
-            self._units.remove(eid)
-        for eid in np.setdiff1d(wanted, held, assume_unique=True).tolist():
-            self._units.add(eid, self._derived.units[eid][0])
 
     # ----------------------------------------------------------- gather
 
@@ -307,11 +254,12 @@ class Retriever:
         allowed = view.longterm if tagged is None else view.longterm & tagged
         # Scored now, before any await: the shared indexes are in line with this view.
         columns = view.working_columns
-        record_ids, record_scores, working_lexical = self._records.match_at(
+        records, units_index = self.indexes.records, self.indexes.units
+        record_ids, record_scores, working_lexical = records.match_at(
             query, columns.record_id.tolist())
-        ceiling = self._records.ceiling(query) or 1.0
-        unit_ids, unit_scores = self._units.match(query)
-        unit_ceiling = self._units.ceiling(query) or 1.0
+        ceiling = records.ceiling(query) or 1.0
+        unit_ids, unit_scores = units_index.match(query)
+        unit_ceiling = units_index.ceiling(query) or 1.0
 
         def offers(record: MemoryRecord) -> bool:  # to this asker, and nothing it holds
             return (include_private or not record.private) and not (
@@ -379,7 +327,7 @@ class Retriever:
                 (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
                 forms=self._derived.units, include_private=include_private)
 
-        return with_neighbours(gathered, view, self._singles, self.neighbour_seeds,
+        return with_neighbours(gathered, view, self.indexes.singles, self.neighbour_seeds,
                                longterm=longterm, units=units)
 
     async def _search(self, size: int, fn: Callable[..., T], *args: Any) -> T:
@@ -416,19 +364,6 @@ class Retriever:
         """Find the store's shared pool of best rows for ``vector`` before the agents
         gather (:meth:`~solace.memory.unit_candidates.UnitCandidates.prefetch`)."""
         await self._unit_candidates.prefetch(vector, self.offloader)
-
-def _doc(view: TierView, record: MemoryRecord) -> str:
-    """What BM25 indexes a record by: its text; a rung-3 record's tags and its form."""
-    if record.rung < 3:
-        return record.text
-    return record.text + "\n" + view.forms[record.record_id][0]
-
-
-def _units_of(record: MemoryRecord | None) -> tuple[int, ...]:
-    if record is None or len(record.entry_ids) < 2:
-        return ()
-    return tuple(record.entry_ids)
-
 
 def _members(ids: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """Which of ``ids`` are in the sorted array ``pool`` (no sort of either)."""

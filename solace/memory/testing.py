@@ -49,6 +49,12 @@ class _Inline:
     async def run(self, fn: Any, *args: Any) -> Any:
         return fn(*args)
 
+    async def run_chunks(self, fn: Any, items: Sequence[Any], *, min_chunk: int = 8,
+                         max_chunk: int | None = None) -> list[Any]:
+        """:meth:`solace.offload.Offloader.run_chunks`' chunks, each run inline."""
+        size = max_chunk or len(items) or 1
+        return [fn(items[i:i + size]) for i in range(0, len(items), size)] or [fn(items)]
+
 
 def retriever_over(memory: Any, *, rehydrate: Rehydrate | None = None,
                    **options: Any) -> Retriever:
