@@ -168,10 +168,8 @@ def test_a_restart_takes_the_kept_index_and_finds_what_the_built_one_found(
 def test_a_kept_index_over_other_rows_is_dropped_with_a_warning_and_built_again(
     small_ann: None, tmp_path: Path, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    rng = np.random.default_rng(8)
     ring = KeyRing.generate()
-    store = built(rng)
-    saved_and_loaded(tmp_path, store, ring)
+    saved_and_loaded(tmp_path, built(np.random.default_rng(8)), ring)
     first = sorted(tmp_path.glob("segment-*"))[0]
     first.write_bytes(first.read_bytes()[:-1])  # refused: its rows are missing
     with caplog.at_level("WARNING"):
@@ -184,8 +182,6 @@ def test_a_kept_index_over_other_rows_is_dropped_with_a_warning_and_built_again(
 def test_a_kept_index_of_another_shape_is_not_taken(
     small_ann: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rng = np.random.default_rng(9)
-    ring = KeyRing.generate()
-    store = built(rng)
+    store = built(np.random.default_rng(9))
     monkeypatch.setattr(row_ann, "ANN_LISTS", 32)  # the code's constants changed since
-    assert not saved_and_loaded(tmp_path, store, ring).approximate
+    assert not saved_and_loaded(tmp_path, store, KeyRing.generate()).approximate
