@@ -132,7 +132,7 @@ class RowAnn:
         """
         ann = cls(dim)
         try:
-            found = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+            found: Any = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
         except RuntimeError as exc:  # FAISS raises RuntimeError on a damaged index
             raise ValueError(f"not a FAISS index ({exc})") from exc
         index: Any = faiss.downcast_index(found)
