@@ -254,12 +254,12 @@ class Retriever:
         allowed = view.longterm if tagged is None else view.longterm & tagged
         # Scored now, before any await: the shared indexes are in line with this view.
         columns = view.working_columns
-        records, units_index = self.indexes.records, self.indexes.units
-        record_ids, record_scores, working_lexical = records.match_at(
+        record_index, unit_index = self.indexes.records, self.indexes.units
+        record_ids, record_scores, working_lexical = record_index.match_at(
             query, columns.record_id.tolist())
-        ceiling = records.ceiling(query) or 1.0
-        unit_ids, unit_scores = units_index.match(query)
-        unit_ceiling = units_index.ceiling(query) or 1.0
+        ceiling = record_index.ceiling(query) or 1.0
+        unit_ids, unit_scores = unit_index.match(query)
+        unit_ceiling = unit_index.ceiling(query) or 1.0
 
         def offers(record: MemoryRecord) -> bool:  # to this asker, and nothing it holds
             return (include_private or not record.private) and not (
