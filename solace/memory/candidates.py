@@ -59,7 +59,12 @@ from solace.memory.tier_view import (
     take_view,
     versions_of,
 )
-from solace.memory.unit_candidates import UnitCandidates, record_similarity, top_ids
+from solace.memory.unit_candidates import (
+    UnitCandidates,
+    allowed_units,
+    record_similarity,
+    top_ids,
+)
 from solace.memory.view_indexes import ViewIndexes
 
 __all__ = ["Retriever", "TierView"]
@@ -125,7 +130,6 @@ class Retriever:
         self.events = events
         self.candidates = candidates
         self.vectors = vectors if vectors is not None else EventVectorStore()
-        self.holdings = holdings
         self.unit_form = unit_form if unit_form is not None else (
             lambda event: self.rehydrate([event], UNIT_RUNG)
         )
@@ -297,12 +301,15 @@ class Retriever:
                 offered.add(held.record_id)
                 others.append(self._candidate(view, held, "longterm", float(sim),
                                               lexical.get(held.record_id, 0.0) / ceiling))
+
+        def by_words(record: MemoryRecord, score: float) -> Candidate:  # BM25 found it
+            return self._candidate(view, record, "longterm", record_similarity(record, vector),
+                                   score / ceiling)
+
         for rid in best_lexical:
             record = view.records[rid]
             if rid not in offered and offers(record):
-                others.append(self._candidate(view, record, "longterm",
-                                              record_similarity(record, vector),
-                                              lexical[rid] / ceiling))
+                others.append(by_words(record, lexical[rid]))
         others.extend(self._unit_candidates.offer(
             view, vector, (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
             forms=self._derived.units, include_private=include_private, allowed=allowed,
@@ -316,14 +323,13 @@ class Retriever:
         def longterm(records: list[MemoryRecord]) -> list[Candidate]:
             records = [r for r in records if r.record_id in allowed and offers(r)]
             near = scores_among(record_ids, record_scores, [r.record_id for r in records])
-            return [self._candidate(view, r, "longterm", record_similarity(r, vector),
-                                    near.get(r.record_id, 0.0) / ceiling) for r in records]
+            return [by_words(r, near.get(r.record_id, 0.0)) for r in records]
 
         def units(entry_ids: list[int]) -> list[Candidate]:
+            entry_ids = [e for e in entry_ids if e not in known]
+            keep = allowed_units(view, allowed, entry_ids).tolist()
             return self._unit_candidates.build(
-                view, vector, [e for e in entry_ids if e not in known and (
-                    view.owners[e].record_id in allowed
-                    or view.owners[e].record_id not in view.longterm)],
+                view, vector, [e for e, ok in zip(entry_ids, keep, strict=True) if ok],
                 (unit_ids, unit_scores), unit_ceiling, agent=self.agent,
                 forms=self._derived.units, include_private=include_private)
 

@@ -160,11 +160,13 @@ class Gathered:
             column(single, (len(c.entry_ids) == 1 for c in others), bool))
 
     def extended(self, more: list[Candidate]) -> Gathered:
-        """These candidates and ``more`` after them."""
-        n = len(self.working)
-        return Gathered.of(self.owner, self.working, self.dense[:n], self.lexical[:n],
-                           self.event_ts[:n], self.emotion[:n], self.record_id[:n],
-                           self.single[:n], self.others + more)
+        """These candidates and ``more`` after them (only ``more``'s columns built)."""
+        empty = np.zeros(0)
+        tail = Gathered.of(self.owner, (), empty, empty, empty, empty, empty,
+                           np.zeros(0, dtype=bool), more)
+        names = ("dense", "lexical", "event_ts", "emotion", "record_id", "longterm", "single")
+        return Gathered(self.owner, self.working, self.others + more,
+                        *(np.concatenate([getattr(self, c), getattr(tail, c)]) for c in names))
 
     def __len__(self) -> int:
         return len(self.dense)

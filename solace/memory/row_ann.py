@@ -66,23 +66,30 @@ class RowAnn:
 
     Args:
         dim: the rows' width (a multiple of the code's bytes: 384 is of 48).
+        kept: a trained index and how many rows it holds (:meth:`load`); without it
+            the index is empty until :meth:`build`.
 
     The index's shape is the module's constants as they are when it is made.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, *, kept: tuple[Any, int] | None = None) -> None:
         if dim % ANN_CODE_BYTES:
             raise ValueError(f"{dim}-d rows cannot be cut into {ANN_CODE_BYTES} sub-vectors")
         self.dim = dim
         self.train_rows = ANN_TRAIN
         self.shortlist = ANN_SHORTLIST
-        self._quantizer = faiss.IndexFlatIP(dim)
-        self._index = faiss.IndexIVFPQ(self._quantizer, dim, ANN_LISTS, ANN_CODE_BYTES, 8,
-                                       faiss.METRIC_INNER_PRODUCT)
-        self._index.nprobe = ANN_PROBE
         self._lock = threading.Lock()
-        self.rows = 0  # rows 0 .. rows - 1 are in the index
-        self.ready = False
+        if kept is not None:  # (a trained index holding the first rows, those rows)
+            self._index, self.rows = kept
+            self._quantizer = self._index.quantizer
+            self.ready = True
+        else:
+            self._quantizer = faiss.IndexFlatIP(dim)
+            self._index = faiss.IndexIVFPQ(self._quantizer, dim, ANN_LISTS, ANN_CODE_BYTES,
+                                           8, faiss.METRIC_INNER_PRODUCT)
+            self.rows = 0  # rows 0 .. rows - 1 are in the index
+            self.ready = False
+        self._index.nprobe = ANN_PROBE
 
     def build(self, blocks: Sequence[RowBlock], size: int) -> None:
         """Train on rows spread over the first ``size`` and add them all (blocking: the
@@ -130,7 +137,6 @@ class RowAnn:
             ValueError: ``data`` is not an index of this module's shape (its constants
                 or ``dim`` changed since it was kept) holding ``rows`` rows.
         """
-        ann = cls(dim)
         try:
             found: Any = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
         except RuntimeError as exc:  # FAISS raises RuntimeError on a damaged index
@@ -144,10 +150,7 @@ class RowAnn:
         wanted = ("IndexIVFPQ", dim, ANN_LISTS, ANN_CODE_BYTES, rows, True)
         if shape != wanted:
             raise ValueError(f"an index of shape {shape}, not {wanted}")
-        index.nprobe = ANN_PROBE
-        ann._index, ann._quantizer = index, index.quantizer
-        ann.rows, ann.ready = rows, True
-        return ann
+        return cls(dim, kept=(index, rows))
 
     def _add(self, blocks: Sequence[RowBlock], size: int) -> None:
         while self.rows < size:  # caller holds the lock

@@ -37,7 +37,7 @@ from solace.memory.row_blocks import best_rows
 from solace.memory.tier_view import TierView
 
 __all__ = ["DENSE_POOL", "FEW_UNITS", "PREFETCH_ROWS", "SCAN_ROWS", "UnitCandidates",
-           "record_similarity", "top_ids"]
+           "allowed_units", "record_similarity", "top_ids"]
 
 #: The store's best rows one recall takes for every agent's dense unit candidates (an
 #: agent whose best units are not all among them has every unit scored instead).
@@ -139,21 +139,14 @@ class UnitCandidates:
         ``include_private``, and, when ``allowed`` is not the view's long-term ids (tags
         narrow the search), units of long-term records outside it. ``forms``: unit id ->
         (rung-1 text, tokens)."""
-        owners = view.owners
         order, rows, members = self.rows_of(view)
         lexical_ids, lexical_scores = lexical
         if allowed is not view.longterm:  # tags: only the allowed units
-
-            def allowed_units(ids: np.ndarray) -> np.ndarray:  # a long-term owner: allowed
-                rids = (owners[e].record_id for e in ids.tolist())
-                return np.fromiter((r not in view.longterm or r in allowed for r in rids),
-                                   dtype=bool, count=len(ids))
-
-            keep = allowed_units(order)
+            keep = allowed_units(view, allowed, order.tolist())
             members = members.copy()
             members[rows[~keep]] = False
             order, rows = order[keep], rows[keep]
-            keep = allowed_units(lexical_ids)
+            keep = allowed_units(view, allowed, lexical_ids.tolist())
             lexical_ids, lexical_scores = lexical_ids[keep], lexical_scores[keep]
         dense_ids, dense_sims = self.scored(vector, order, rows, members)
         chosen = top_ids(lexical_ids, lexical_scores, self.candidates)
@@ -190,6 +183,15 @@ class UnitCandidates:
                                  sim, by_id.get(eid, 0.0) / ceiling, text, tokens, (eid,),
                                  unit=True))
         return out
+
+
+def allowed_units(view: TierView, allowed: Collection[int], ids: list[int]) -> np.ndarray:
+    """Per unit of ``ids``, whether a query narrowed to the long-term records
+    ``allowed`` may offer it: its record is allowed, or not in long-term at all."""
+    owners, longterm = view.owners, view.longterm
+    rids = (owners[e].record_id for e in ids)
+    return np.fromiter((r not in longterm or r in allowed for r in rids), dtype=bool,
+                       count=len(ids))
 
 
 def top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
