@@ -5,7 +5,9 @@ records that fade, merge or move while it awaits change nothing it sees. A view 
 built once from every record (:func:`take_view`); after that each new one is the last
 one with the records the tiers changed since it applied (:func:`follow_view`, the ids
 come from the tiers' :class:`~solace.memory.changes.ChangeLog`): the cost of keeping
-retrieval in line with the tiers follows what changed, not how much they hold.
+retrieval in line with the tiers follows what changed, not how much they hold. Its
+maps and its set of long-term ids are copy-on-write (:mod:`solace.memory.layered`):
+a view shares them with the one it follows and holds only its own changes on top.
 
 Pure: no I/O, no awaits; the tiers are read, never changed.
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from solace.memory.layered import LayeredDict, LayeredSet
 from solace.memory.record import MemoryRecord
 
 __all__ = ["TierVersions", "TierView", "WorkingColumns", "changed_between", "follow_view",
@@ -43,19 +46,20 @@ class TierView:
         shared: unit entry id -> ids of every multi-event record holding it, for the
             entries held by more than one.
         unit_ids: the keys of ``owners``, a sorted array.
-        forms: rung-3 record id -> (injected text, tokens).
+        forms: rung-3 record id -> (injected text, tokens); filled in by the view's
+            taker before anyone else reads it.
     """
 
-    records: dict[int, MemoryRecord]
+    records: LayeredDict[int, MemoryRecord]
     working: tuple[MemoryRecord, ...]
     working_matrix: np.ndarray
     working_columns: WorkingColumns
-    longterm: frozenset[int]
+    longterm: LayeredSet[int]
     longterm_ids: np.ndarray
-    owners: dict[int, MemoryRecord]
-    shared: dict[int, frozenset[int]]
+    owners: LayeredDict[int, MemoryRecord]
+    shared: LayeredDict[int, frozenset[int]]
     unit_ids: np.ndarray
-    forms: dict[int, tuple[str, int]]
+    forms: LayeredDict[int, tuple[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +125,11 @@ def take_view(working: Any, longterm: Any) -> TierView:
             if record.record_id > other.record_id:
                 owners[e] = record
     return TierView(
-        records=records, working=rows, working_matrix=matrix, working_columns=columns,
-        longterm=frozenset(r.record_id for r in held),
+        records=LayeredDict.owning(records), working=rows, working_matrix=matrix,
+        working_columns=columns, longterm=LayeredSet(r.record_id for r in held),
         longterm_ids=np.sort(np.array([r.record_id for r in held], dtype=np.int64)),
-        owners=owners, shared=shared, unit_ids=_sorted_ids(owners), forms={},
+        owners=LayeredDict.owning(owners), shared=LayeredDict.owning(shared),
+        unit_ids=_sorted_ids(owners), forms=LayeredDict(),
     )
 
 
@@ -133,11 +138,12 @@ def _sorted_ids(ids: Iterable[int]) -> np.ndarray:
 
 
 def _with(ids: np.ndarray, added: Iterable[int], removed: Iterable[int]) -> np.ndarray:
-    """The sorted array ``ids`` without ``removed`` and with ``added`` (a sorted insert:
-    no sort of the whole array again)."""
-    gone = _sorted_ids(removed)
-    if len(gone):
-        ids = ids[~np.isin(ids, gone)]
+    """The sorted array ``ids`` without ``removed`` and with ``added`` (found and
+    inserted by binary search: no sort or scan of the whole array again)."""
+    gone = np.unique(_sorted_ids(removed))
+    if len(gone) and len(ids):
+        at = np.minimum(np.searchsorted(ids, gone), len(ids) - 1)
+        ids = np.delete(ids, at[ids[at] == gone])
     new = np.unique(_sorted_ids(added))
     if len(new):
         at = np.searchsorted(ids, new)
@@ -160,8 +166,8 @@ def follow_view(old: TierView, working: Any, longterm: Any,
         builds).
     """
     rows, matrix, columns = _working_part(working)
-    records = dict(old.records)
-    owners, shared, forms = dict(old.owners), dict(old.shared), dict(old.forms)
+    records = old.records.derived()
+    owners, shared, forms = old.owners.derived(), old.shared.derived(), old.forms.derived()
     changed = set(changed)
     added: list[int] = []
     removed: list[int] = []
@@ -196,7 +202,7 @@ def follow_view(old: TierView, working: Any, longterm: Any,
             owners[e] = records[max(holders)]
             if len(holders) > 1:
                 shared[e] = frozenset(holders)
-    members = (old.longterm - frozenset(removed)) | frozenset(added)
+    members = old.longterm.changed(added, removed)
     units = _with(old.unit_ids, (e for e in entries if e in owners and e not in old.owners),
                   (e for e in entries if e in old.owners and e not in owners))
     view = TierView(records=records, working=rows, working_matrix=matrix,
