@@ -19,7 +19,7 @@ not a conversation. p50 of ``--repeat`` runs per size.
 
 Usage::
 
-    python benchmarks/view_follow.py [--sizes 1000,10000,50000] [--repeat 20] [--out FILE]
+    python benchmarks/view_follow.py [--sizes 10000,50000,200000] [--repeat 20] [--out FILE]
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ async def measure(size: int, repeat: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--sizes", default="10000,50000,200000")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--out", type=Path,
                         default=ROOT / "benchmarks" / "results" / "view_follow.json")
