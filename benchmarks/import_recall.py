@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from rebuild_bench import sessions  # noqa: E402
 from scale_bench import config as bench_config  # noqa: E402
+from scale_bench import require_home  # noqa: E402
 
 from solace import ReplayClock, open_runtime  # noqa: E402
 
@@ -94,9 +95,7 @@ def main() -> int:
     if not args.data.is_file():
         print(f"LoCoMo data not found at {args.data}; skipping (pass the path).")
         return 0
-    if not (args.home / "substrate").is_dir():
-        raise SystemExit(f"{args.home} is not a Solace home (build one with "
-                         f"benchmarks/scale_bench.py --home DIR, and pass a copy)")
+    require_home(args.home)
     result = trio.run(measure, args.home, args.data, args.copies, args.recalls, args.every)
     print(f"Main's recall during the import, home of {result['events_at_start']:,} events: "
           f"p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, max {result['max_ms']} ms, "

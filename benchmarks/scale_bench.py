@@ -101,6 +101,13 @@ def config(embedder: str | None = None) -> Config:
     return Config(models=models, substrate=SubstrateConfig(fsync="batch"))
 
 
+def require_home(home: Path) -> None:
+    """Exit naming ``home`` unless it is a Solace home (one kept by ``--home``)."""
+    if not (home / "substrate").is_dir():
+        raise SystemExit(f"{home} is not a Solace home (build one with "
+                         f"benchmarks/scale_bench.py --home {home})")
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * PAGE / 2**20

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from locomo_scoring import Injected, answer_recall, within_tokens, word_set  # noqa: E402
 from scale_bench import config as bench_config  # noqa: E402
+from scale_bench import require_home  # noqa: E402
 
 from solace import ReplayClock, open_runtime  # noqa: E402
 from solace.locomo import load_locomo  # noqa: E402
@@ -101,9 +102,7 @@ def main() -> int:
     if not args.data.is_file():
         print(f"LoCoMo data not found at {args.data}; skipping (pass the path).")
         return 0
-    if not (args.home / "substrate").is_dir():
-        raise SystemExit(f"{args.home} is not a Solace home (build one with "
-                         f"benchmarks/scale_bench.py --home {args.home})")
+    require_home(args.home)
     result = trio.run(measure, args.home, args.data)
     result["single_conversation_homes"] = single_home(args.single)
     print(f"Main's answer recall in a home of {result['events']:,} events "

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from solace.memory.candidates import Retriever
 from solace.memory.changes import ChangeLog
@@ -18,6 +20,7 @@ from solace.memory.record import MemoryRecord
 from solace.memory.testing import retriever_over
 from solace.memory.tier_view import (
     TierView,
+    _with,
     changed_between,
     follow_view,
     take_view,
@@ -217,3 +220,13 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
         assert seeded.indexes.units.scores(query) == pytest.approx(
             fresh.indexes.units.scores(query))
     assert from_kept < (len(analysed) - from_kept) / 2  # a full sync analyses every text
+
+
+@given(ids=st.sets(st.integers(0, 60)), added=st.lists(st.integers(0, 60)),
+       removed=st.lists(st.integers(0, 60)))
+def test_a_sorted_id_array_changed_by_binary_search_equals_the_set_sorted_again(
+        ids: set[int], added: list[int], removed: list[int]) -> None:
+    held = np.array(sorted(ids), dtype=np.int64)
+    got = _with(held, added, removed)
+    assert got.tolist() == sorted((ids - set(removed)) | set(added))
+    assert held.tolist() == sorted(ids)  # the array it came from is untouched

@@ -50,7 +50,9 @@ class LayeredDict(MutableMapping[K, V]):
     nobody will write again as its base, uncopied. :meth:`derived` is a new version
     equal to this one that changes independently of it. Iteration yields the base's
     keys first (in its order, less those changed), then the top layer's; a version
-    with no layer iterates its base at dict speed.
+    with no layer iterates its base at dict speed, and its ``keys()``, ``items()`` and
+    ``values()`` are the base's own views (they do not follow later writes: take them
+    again after writing).
     """
 
     __slots__ = ("_base", "_gone", "_len", "_top")
