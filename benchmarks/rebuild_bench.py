@@ -85,6 +85,10 @@ FILLER_NAMES = (
 ).split()
 
 
+#: What ends every turn of a copy (``sessions``): ``" (take N)"``, N >= 1.
+COPY_SUFFIX = re.compile(r" \(take \d+\)$")
+
+
 def _renamer(speakers: Sequence[str], names: Sequence[str]) -> Callable[[str], str]:
     """A function writing ``speakers[i]`` (as a whole word, possessives too) as
     ``names[i]``."""

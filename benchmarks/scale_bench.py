@@ -29,7 +29,11 @@ runtime's state sampled (:mod:`soak`: RSS, that recall's latency, each agent's w
 tokens against its budget), written with a check of every bound and a PNG of its own
 (``--soak-png``). With ``--span-days D`` the replay's dates are squeezed into ``D``
 days (order and relative gaps kept): the issue's "1M events over a simulated year" is
-``--span-days 365``; without it each copy of LoCoMo lies a year after the last.
+``--span-days 365``; without it each copy of LoCoMo lies a year after the last. With
+``--originals-kept`` too, the ten original conversations keep their real dates and
+only the copies are squeezed, into the ``D`` days after them: squeezed originals lose
+the dates their temporal questions ask about (``scale_quality.py`` on such a home
+measures answer recall without that loss built in).
 
 At the end: **restart to first recall** (the runtime closed, snapshots, event vectors
 and retrieval forms written, then opened again and asked one question), each in a new
@@ -46,7 +50,7 @@ Usage::
     python benchmarks/scale_bench.py [DATA] [--events 100000] [--every 10000]
         [--queries 50] [--out FILE] [--png FILE] [--no-rebuild] [--no-snapshots-only]
         [--filler renamed|restated] [--home DIR] [--embedder hashing]
-        [--soak 1000] [--soak-png FILE] [--span-days 365]
+        [--soak 1000] [--soak-png FILE] [--span-days 365 [--originals-kept]]
     python benchmarks/scale_bench.py --restarts-of HOME   # restarts of a kept home only
 
 Writes ``benchmarks/results/scale_bench.json`` and a PNG of RSS, recall p50 and ingest
@@ -69,6 +73,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +85,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import soak  # noqa: E402
-from rebuild_bench import sessions  # noqa: E402
+from rebuild_bench import COPY_SUFFIX, sessions  # noqa: E402
 
 from solace import ReplayClock, open_runtime  # noqa: E402
 from solace.config import Config, ModelsConfig, SubstrateConfig  # noqa: E402
@@ -157,12 +162,28 @@ def spread(texts: list[str], n: int = FLOOR_TEXTS) -> list[str]:
     return texts[::step][:n]
 
 
-def squeezed(batches: list[list[Any]], days: float) -> list[list[Any]]:
+def squeezed(batches: list[list[Any]], days: float, *, originals_kept: bool = False
+             ) -> list[list[Any]]:
     """``batches`` (in date order) with every date moved so the first and the last
-    are ``days`` apart: order and relative gaps kept."""
+    are ``days`` apart: order and relative gaps kept.
+
+    With ``originals_kept``, the first take (the conversations themselves, the batches
+    whose turns carry no ``(take N)`` suffix) keeps its dates, so questions about when
+    things happened stay answerable in them, and only the copies are squeezed, into
+    the ``days`` after the last original turn."""
+    if originals_kept:
+        originals = [b for b in batches if not COPY_SUFFIX.search(b[0].text)]
+        copies = [b for b in batches if COPY_SUFFIX.search(b[0].text)]
+        if originals and copies:
+            end = max(b[-1].at for b in originals) + timedelta(seconds=1)
+            return originals + _squeezed(copies, days, end)
+    return _squeezed(batches, days, batches[0][0].at)
+
+
+def _squeezed(batches: list[list[Any]], days: float, start: datetime) -> list[list[Any]]:
     first, last = batches[0][0].at, batches[-1][-1].at
     factor = days * 86400 / max((last - first).total_seconds(), 1.0)
-    return [[dataclasses.replace(o, at=first + (o.at - first) * factor) for o in batch]
+    return [[dataclasses.replace(o, at=start + (o.at - first) * factor) for o in batch]
             for batch in batches]
 
 
@@ -317,6 +338,9 @@ def main() -> int:
                         default=ROOT / "benchmarks" / "results" / "scale_soak.png")
     parser.add_argument("--span-days", type=float, default=None,
                         help="squeeze the replay's dates into this many days")
+    parser.add_argument("--originals-kept", action="store_true",
+                        help="with --span-days: the original conversations keep their "
+                             "dates; only the copies are squeezed, after them")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "benchmarks" / "results" / "scale_bench.json")
     parser.add_argument("--png", type=Path,
@@ -336,7 +360,7 @@ def main() -> int:
         home = args.home if args.home is not None else Path(tmp) / "home"
         batches = sessions(args.data, args.events, renamed=args.filler == "renamed")
         if args.span_days is not None:
-            batches = squeezed(batches, args.span_days)
+            batches = squeezed(batches, args.span_days, originals_kept=args.originals_kept)
         cfg = config(args.embedder)
         rows, base, samples = trio.run(grow, home, batches, questions, args.every, cfg,
                                        args.soak)
@@ -361,6 +385,7 @@ def main() -> int:
             restarts["full rebuild"] = reopen()
     result = {"benchmark": "scale_bench", "turns": args.events, "every": args.every,
               "filler": args.filler, "span_days": args.span_days,
+              "originals_kept": args.originals_kept,
               "config": "defaults, llm_backend none, fsync batch"
               + (f", embedder {args.embedder}" if args.embedder else ""),
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
