@@ -276,12 +276,21 @@ def _restart_here(home: str, questions: list[str], limit: float, embedder: str |
 def restarts_of(home: Path, questions: list[str], args: argparse.Namespace) -> int:
     """Restarts of a kept home in new processes: as it is (twice: the first may keep an
     index the home lacked), then without the kept approximate index of the event vectors
-    (what a restart cost before it was kept; the index is kept again at its close)."""
+    (what a restart cost before it was kept). The index is moved aside for that one and
+    put back after it: a restart closing before its own index is built keeps none, and
+    the next run's "as kept" would then measure a home without it."""
     reopen = functools.partial(restart_in_new_process, home, questions, args.restart_limit,
                                args.embedder)
     restarts = {"as kept": reopen(), "as kept, again": reopen()}
-    (home / "memory" / "event-vectors" / INDEX_FILE).unlink(missing_ok=True)
-    restarts["without the kept row index"] = reopen()
+    index = home / "memory" / "event-vectors" / INDEX_FILE
+    aside = index.with_name(index.name + ".aside")
+    if index.exists():
+        os.replace(index, aside)
+    try:
+        restarts["without the kept row index"] = reopen()
+    finally:
+        if aside.exists():
+            os.replace(aside, index)
     for name, took in restarts.items():
         print(f"{name:28} {took}")
     out = args.out.with_name(args.out.stem + "_restarts.json")
