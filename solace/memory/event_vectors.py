@@ -277,9 +277,9 @@ class EventVectorStore(MutableMapping[int, np.ndarray]):
         before it is built, while it holds no more than ``beyond`` rows (the one kept
         already), or when it holds rows this copy does not."""
         ann = self._ann
-        if ann is None or not ann.ready or ann.rows <= beyond:
-            return None
-        rows, data = ann.dump()
+        if ann is None or not ann.ready or not beyond < ann.rows <= self._size:
+            return None  # checked before the dump too: serializing costs ~56 MB at 1M
+        rows, data = ann.dump()  # it may have caught up since: its rows as dumped
         if rows > self._size:
             return None
         return rows, _order_digest(self._entry_of[:rows]), data
