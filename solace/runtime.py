@@ -208,10 +208,12 @@ class Runtime(EventWriting):
             peers = [p for p in peers if self.holdings.can_add(p.agent, actor.name)]
         now = self.clock.now()
         held = self.holdings.held(actor.name)
+        distinct_hits = self.config.runtime.distinct_hits
         hits = await recall(
             own, query, k, vector=vector, weights=actor.retrieval_weights,
             half_life_hours=actor.memory.config.recency_half_life_hours, now=now,
             peers=peers, held=held, query_tags=tuple(tags), between=held.between,
+            distinct=distinct_hits,
         )
         consult = read_through and self.config.runtime.consult_time
         for name in consulted(actor.name, query) if consult else ():
@@ -219,14 +221,14 @@ class Runtime(EventWriting):
             theirs = await recall(
                 other.retriever, query, k, vector=vector, weights=other.retrieval_weights,
                 half_life_hours=other.memory.config.recency_half_life_hours, now=now,
-                query_tags=tuple(tags), private=False,
+                query_tags=tuple(tags), private=False, distinct=distinct_hits,
             )
-            hits = interleave([replace(h, agent=actor.name, owner=name) for h in theirs],
-                              hits, k)
-        hits = await reorder(hits, query, now, self.events.get_many,
+            merged = interleave([replace(h, agent=actor.name, owner=name) for h in theirs],
+                                hits, len(theirs) + len(hits))
+            hits = distinct(merged, limit=k) if distinct_hits else merged[:k]
+        return await reorder(hits, query, now, self.events.get_many,
                              said_then=self.config.runtime.said_then_first,
                              reply=self.config.runtime.follow_replies)
-        return distinct(hits) if self.config.runtime.distinct_hits else hits
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query's embedding: from the embedder's cache on the loop when it was

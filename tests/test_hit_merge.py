@@ -54,3 +54,11 @@ def test_a_turn_inside_a_longer_summary_is_kept() -> None:
     turn = hit("Caroline: I researched adoption agencies", 2)
     assert distinct([summary, turn]) == [summary, turn]  # each must hold most of the other
     assert distinct([turn, hit("Melanie: I researched adoption agencies!", 9)]) == [turn]
+
+
+def test_distinct_keeps_at_most_limit_hits_the_first_distinct_ones() -> None:
+    hits = [hit("Caroline: I researched adoption agencies", 1),
+            hit("Alice: I researched adoption agencies", 2),
+            hit("Caroline: I ran 5 km today", 3), hit("Melanie: we went camping", 4)]
+    assert [h.entry_ids[0] for h in distinct(hits, limit=2)] == [1, 3]
+    assert [h.entry_ids[0] for h in distinct(hits, limit=10)] == [1, 3, 4]

@@ -193,3 +193,19 @@ async def test_recall_says_each_thing_once_unless_switched_off(tmp_path: Path) -
                               timedelta(minutes=1), "adoption agencies", 3)
         assert sum("adoption agencies" in t for t in said) == (1 if distinct else 2)
         assert any("camping" in t for t in said)
+
+
+async def test_a_restatement_left_out_gives_its_place_to_the_next_distinct_hit(
+    tmp_path: Path,
+) -> None:
+    # The three restatements rank first: left out after the k=3 hits were chosen, they
+    # would leave one hit; left out while choosing, the next distinct hits take over.
+    lines = [("Caroline", "I researched adoption agencies for my family."),
+             ("Melanie", "Researched adoption agencies for my family!"),
+             ("Jon", "I researched adoption agencies, for my family."),
+             ("Melanie", "We went camping at the lake."),
+             ("Jon", "I baked bread on Sunday.")]
+    said = await recalled(tmp_path, config(), lines, timedelta(minutes=1),
+                          "adoption agencies for my family", 3)
+    assert len(said) == 3
+    assert sum("adoption agencies" in t for t in said) == 1

@@ -54,6 +54,21 @@ def test_select_never_injects_an_event_twice_but_lets_detail_follow_a_summary() 
     assert select(np.arange(7), entry_ids.__getitem__, exact.__getitem__, k=2) == [0, 1]
 
 
+def test_select_fills_k_past_an_unkept_candidate_whose_events_count_as_carried() -> None:
+    entry_ids = [(1,), (2,), (2,), (3,), (4,)]
+    exact = [True] * 5
+    asked: list[int] = []
+
+    def keep(i: int) -> bool:  # candidate 1 restates candidate 0
+        asked.append(i)
+        return i != 1
+
+    assert select(np.arange(5), entry_ids.__getitem__, exact.__getitem__, k=3,
+                  keep=keep) == [0, 3, 4]
+    # Not asked about 2: event 2 was carried by the restatement it did not keep.
+    assert asked == [0, 1, 3, 4]
+
+
 def test_a_summary_of_several_events_keeps_the_summary_share_of_its_score() -> None:
     weights = RetrievalWeights(relevance=1.0, lexical=1.0, recency=0.0, emotion=0.0, tags=0.0,
                                summary=0.8)

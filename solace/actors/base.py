@@ -170,7 +170,7 @@ class Actor:
         then first (``runtime.said_then_first``), a recalled turn that asked something
         brings its reply up behind it (``runtime.follow_replies``;
         :mod:`solace.recall_order`), and a hit saying what an earlier one said is left
-        out (``runtime.distinct_hits``), so fewer than ``k`` may come back.
+        out (``runtime.distinct_hits``), the next distinct one taking its place.
         Recall does not change memory (see :meth:`reasoning_step` for that).
         """
         return await self.ctx.recall(self.name, query, k, read_through=read_through, tags=tags)

@@ -43,6 +43,7 @@ import trio
 
 from solace.config import RetrievalWeights
 from solace.memory.adjacent import context_scores
+from solace.memory.hit_merge import Statements
 from solace.memory.record import Hit, MemoryRecord, ScoreParts, Tier
 
 __all__ = [
@@ -279,16 +280,19 @@ def rank_order(
 
 def select(
     order: np.ndarray, covers: Callable[[int], tuple[Any, ...]], exact: Callable[[int], bool],
-    k: int,
+    k: int, keep: Callable[[int], bool] | None = None,
 ) -> list[int]:
     """The first ``k`` indices of ``order`` that add something (``covers(i)``: what the
-    ``i``-th candidate carries; ``exact(i)``: whether it carries one event in full).
+    ``i``-th candidate carries; ``exact(i)``: whether it carries one event in full) and
+    that ``keep`` (when given) keeps.
 
     A hit that carries one event in full (``exact``) is skipped if that event was
     already carried in full by a better hit (the same event seen by two agents); a
     summary of several events is skipped if every one of its events is already
     covered, in full or by another summary. So detail may follow a summary of the same
-    events, but nothing is injected twice.
+    events, but nothing is injected twice. ``keep`` is asked only about a candidate
+    that adds something; one it does not keep (a restatement of a better hit) still
+    counts its events as carried.
     """
     chosen: list[int] = []
     in_full: set[Any] = set()
@@ -302,8 +306,10 @@ def select(
             in_full.update(ids)
         elif covered.issuperset(ids):
             continue
-        chosen.append(index)
         covered.update(ids)
+        if keep is not None and not keep(index):
+            continue
+        chosen.append(index)
         if len(chosen) >= k:
             break
     return chosen
@@ -326,6 +332,7 @@ async def recall(
     query_tags: Sequence[str] = (),
     private: bool = True,
     between: Callable[[int, int], int] | None = None,
+    distinct: bool = False,
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from ``asker``'s memory and its read-through peers.
 
@@ -346,7 +353,9 @@ async def recall(
     ``between`` counts the events the asker holds strictly between two entry ids
     (:meth:`~solace.memory.holdings.Held.between`); with it, the asker's own
     candidates gain their ``context`` part (:mod:`solace.memory.adjacent`), without it
-    that part is 0.
+    that part is 0. With ``distinct``, a candidate saying what a better hit said is
+    skipped too (:class:`~solace.memory.hit_merge.Statements`), and the next takes
+    its place.
 
     Returns:
         At most ``k`` hits, best first (see :func:`rank_order`).
@@ -405,8 +414,11 @@ async def recall(
         totals = totals + context
     parts = np.column_stack([parts, context])
     order = rank_order(totals, column("longterm"), event_ts, column("record_id"))
-    chosen = select(order, lambda i: candidate(i).covers, lambda i: candidate(i).exact, k)
+    statements = Statements() if distinct else None
+    chosen = select(order, lambda i: candidate(i).covers, lambda i: candidate(i).exact, k,
+                    None if statements is None else lambda i: statements.keep(candidate(i).text))
     asking = asker.agent
+    scores, rows = totals[chosen].tolist(), parts[chosen].tolist()  # floats, in one step
     return [
         Hit(
             record_id=c.record.record_id,
@@ -416,9 +428,9 @@ async def recall(
             text=c.text,
             tokens=c.tokens,
             entry_ids=c.entry_ids,
-            score=float(totals[i]),
-            parts=ScoreParts(*(float(x) for x in parts[i])),
+            score=score,
+            parts=ScoreParts(*row),
             owner=None if c.owner == asking else c.owner,
         )
-        for i, c in ((i, candidate(i)) for i in chosen)
+        for c, score, row in zip(map(candidate, chosen), scores, rows, strict=True)
     ]
