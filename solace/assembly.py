@@ -28,7 +28,14 @@ from solace.memory.event_vector_files import EventVectorFiles
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
-from solace.memory.retrieval_forms import Forms, fingerprint, read_forms, write_forms
+from solace.memory.retrieval_forms import (
+    Forms,
+    fingerprint,
+    read_forms,
+    read_unit_forms,
+    write_forms,
+    write_unit_forms,
+)
 from solace.models.embedding_cache import SharedEmbedder
 from solace.offload import Foreground, Offloader, concurrently
 from solace.projections import Projection, ReplayReport, replay
@@ -218,7 +225,9 @@ def read_kept(home: Home, config: Config, models: Models, ring: Any) -> Kept:
     files, vectors = EventVectorFiles.load(home.event_vectors_dir, ring=ring,
                                            embedder=embedder.name, dim=int(embedder.dim))
     stamp = _forms_fingerprint(config, models)  # parses source (once per process)
-    forms = {name: read_forms(home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp)
+    units = read_unit_forms(home.unit_forms_dir, ring=ring, fingerprint=stamp)
+    forms = {name: read_forms(home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp,
+                              units=units)
              for name in ACTORS}
     return Kept(files, vectors, forms)
 
@@ -271,9 +280,21 @@ def seed_retrieval_forms(retrievers: dict[str, Retriever], forms: Mapping[str, F
 
 async def keep_retrieval_forms(retrievers: dict[str, Retriever], home: Home, config: Config,
                                models: Models, ring: Any) -> None:
-    """Write each retriever's derived texts for the next open. A failed write (a full
-    disk) is logged, not raised: they are derived again when missing."""
+    """Write each retriever's derived texts for the next open: the units' texts of all
+    of them first, in one file, then each one's. A failed write (a full disk) is
+    logged, not raised: they are derived again when missing."""
     stamp = _forms_fingerprint(config, models)
+    units: dict[int, tuple[str, int]] = {}
+    for retriever in retrievers.values():
+        units.update(retriever.unit_forms())
+    try:
+        await models.offloader.run(functools.partial(
+            write_unit_forms, home.unit_forms_dir, units, ring=ring, fingerprint=stamp))
+    except OSError as exc:
+        log.error("the units' retrieval forms not kept (%s); the next open derives the "
+                  "agents' forms again", exc)
+        return
+    del units
     for name, retriever in retrievers.items():
         try:
             await models.offloader.run(functools.partial(

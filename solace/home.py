@@ -5,6 +5,7 @@ Layout (created on first use)::
     <home>/substrate/        the encrypted event log (the truth)
     <home>/substrate/substrate.key   its key ring, mode 0600 (unless configured)
     <home>/memory/<Agent>/   per-agent snapshots (long-term index, metadata)
+    <home>/memory/unit-forms.sealed  the units' retrieval forms, shared by the agents
     <home>/memory/workspace/ the workspace's sealed state (hashes of what it wrote)
     <home>/facts/            fact memory's key vault
     <home>/workspace/        the human-readable markdown workspace (``[workspace] path``;
@@ -105,6 +106,12 @@ class Home:
         """The workspace's ledger and human layers kept across restarts (no fact text:
         :mod:`solace.workspace.snapshot`)."""
         return self.root / "memory" / "workspace" / "projection.sealed"
+
+    @property
+    def unit_forms_dir(self) -> Path:
+        """Where the units' retrieval forms of every agent are kept across restarts
+        (:mod:`solace.memory.retrieval_forms`)."""
+        return self.root / "memory"
 
     @property
     def event_vectors_dir(self) -> Path:

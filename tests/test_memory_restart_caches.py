@@ -29,11 +29,15 @@ from solace.memory.event_vector_files import (
 from solace.memory.event_vectors import BLOCK_ROWS, EventVectorStore
 from solace.memory.retrieval_forms import (
     NAME,
+    OWN_TEXTS_VERSION,
+    UNITS_NAME,
     Forms,
     fingerprint,
     read_forms,
+    read_unit_forms,
     role,
     write_forms,
+    write_unit_forms,
 )
 from solace.memory.row_blocks import CHUNK_ROWS
 from solace.sealed import read_sealed, write_sealed
@@ -123,46 +127,89 @@ def test_derived_forms_come_back_only_for_the_code_and_config_that_made_them(
     tmp_path: Path, caplog: pytest.LogCaptureFixture,
 ) -> None:
     ring = KeyRing.generate()
-    forms = Forms({7: ((3, 4, 5), "Caroline: went to a pottery class.", 9)},
-                  {3: ("Caroline: I signed up.", 6), 4: ("Melanie: Nice!", 4)})
+    units = {3: ("Caroline: I signed up.", 6), 4: ("Melanie: Nice!", 4)}
+    forms = Forms({7: ((3, 4, 5), "Caroline: went to a pottery class.", 9)}, units)
     stamp = fingerprint("memory config A")
     assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
+    assert read_unit_forms(tmp_path, ring=ring, fingerprint=stamp) == {}
+    write_unit_forms(tmp_path, units, ring=ring, fingerprint=stamp)
     write_forms(tmp_path, forms, agent="Main", ring=ring, fingerprint=stamp)
-    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == forms
-    assert read_forms(tmp_path, agent="Main", ring=ring,
-                      fingerprint=fingerprint("memory config B")) == Forms()
-    assert stamp != fingerprint("memory config B") and stamp == fingerprint("memory config A")
+    shared = read_unit_forms(tmp_path, ring=ring, fingerprint=stamp)
+    assert shared == units
+    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp,
+                      units=shared) == forms
+    other = fingerprint("memory config B")
+    assert read_unit_forms(tmp_path, ring=ring, fingerprint=other) == {}
+    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=other,
+                      units=shared) == Forms()
+    assert stamp != other and stamp == fingerprint("memory config A")
     with caplog.at_level(logging.WARNING, logger="solace.memory.retrieval_forms"):
-        assert read_forms(tmp_path, agent="Mood", ring=ring, fingerprint=stamp) == Forms()
-        blob = bytearray((tmp_path / NAME).read_bytes())
-        blob[-1] ^= 0x01
-        (tmp_path / NAME).write_bytes(bytes(blob))
-        assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
-    assert caplog.text.count("refused") == 2  # another agent's file, then an edited one
+        assert read_forms(tmp_path, agent="Mood", ring=ring, fingerprint=stamp,
+                          units=shared) == Forms()
+        for name in (NAME, UNITS_NAME):
+            blob = bytearray((tmp_path / name).read_bytes())
+            blob[-1] ^= 0x01
+            (tmp_path / name).write_bytes(bytes(blob))
+        assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp,
+                          units=shared) == Forms()
+        assert read_unit_forms(tmp_path, ring=ring, fingerprint=stamp) == {}
+    # another agent's file, then an edited one, then the edited units' file
+    assert caplog.text.count("refused") == 3
 
 
-def test_a_units_text_is_written_once_and_the_index_takes_it_back(tmp_path: Path) -> None:
+def test_a_units_text_is_written_once_for_every_agent_and_the_index_takes_it_back(
+    tmp_path: Path,
+) -> None:
     ring, stamp = KeyRing.generate(), fingerprint("config")
     units = {3: ("Caroline: I signed up for pottery.", 8), 4: ("Melanie: Nice, pottery!", 6)}
     index = LexicalIndex()
     for eid, (text, _) in units.items():
         index.add(eid, text)
-    write_forms(tmp_path, Forms(units=units, units_index=index.state()), agent="Main",
-                ring=ring, fingerprint=stamp)
-    meta = msgpack.unpackb(read_sealed(tmp_path / NAME, ring=ring, purpose=retrieval_forms.PURPOSE,
-                                       role=role("Main")), raw=False)
-    assert meta["unit_texts"] == [t for t, _ in units.values()]
-    assert meta["units_index"]["texts"] is None  # not a second copy
-    back = read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp)
+    write_unit_forms(tmp_path, units, ring=ring, fingerprint=stamp)
+    for agent in ("Main", "Supervisor"):
+        write_forms(tmp_path / agent, Forms(units=units, units_index=index.state()),
+                    agent=agent, ring=ring, fingerprint=stamp)
+        meta = msgpack.unpackb(read_sealed(tmp_path / agent / NAME, ring=ring,
+                                           purpose=retrieval_forms.PURPOSE, role=role(agent)),
+                               raw=False)
+        assert "unit_texts" not in meta and meta["units_index"]["texts"] is None
+    shared = read_unit_forms(tmp_path, ring=ring, fingerprint=stamp)
+    back = read_forms(tmp_path / "Main", agent="Main", ring=ring, fingerprint=stamp,
+                      units=shared)
     assert back.units == units and back.units_index is not None
     assert dict(zip(back.units_index.ids.tolist(), back.units_index.texts, strict=True)) == \
         {e: t for e, (t, _) in units.items()}
     kept = LexicalIndex.from_state(back.units_index)
     assert kept.scores("pottery") == pytest.approx(index.scores("pottery"))
-    # An index naming a unit the file has no text for is refused: derived again.
-    write_forms(tmp_path, Forms(units={3: units[3]}, units_index=index.state()),
-                agent="Main", ring=ring, fingerprint=stamp)
-    assert read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp) == Forms()
+    # A unit the shared file lacks (a close stopped between the files): derived again.
+    assert read_forms(tmp_path / "Main", agent="Main", ring=ring, fingerprint=stamp,
+                      units={3: units[3]}) == Forms()
+    assert read_forms(tmp_path / "Main", agent="Main", ring=ring, fingerprint=stamp) == Forms()
+
+
+def test_a_format_3_file_carrying_its_own_unit_texts_is_still_read(tmp_path: Path) -> None:
+    ring, stamp = KeyRing.generate(), fingerprint("config")
+    units = {3: ("Caroline: I signed up for pottery.", 8), 4: ("Melanie: Nice, pottery!", 6)}
+    index = LexicalIndex()
+    for eid, (text, _) in units.items():
+        index.add(eid, text)
+    meta = {
+        "version": OWN_TEXTS_VERSION, "fingerprint": stamp,
+        "record_ids": np.array([7], dtype=np.int64).tobytes(),
+        "record_entries": [np.array([3, 4], dtype=np.int64).tobytes()],
+        "record_texts": ["Caroline went to pottery."],
+        "record_tokens": np.array([5], dtype=np.int64).tobytes(),
+        "unit_ids": np.array([3, 4], dtype=np.int64).tobytes(),
+        "unit_texts": [units[3][0], units[4][0]],
+        "unit_tokens": np.array([8, 6], dtype=np.int64).tobytes(),
+        "records_index": None,
+        "units_index": retrieval_forms._pack_index(index.state(), texts=False),
+    }
+    write_sealed(tmp_path / NAME, msgpack.packb(meta, use_bin_type=True), ring=ring,
+                 purpose=retrieval_forms.PURPOSE, role=role("Main"))
+    back = read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp)  # no shared file
+    assert back.records == {7: ((3, 4), "Caroline went to pottery.", 5)}
+    assert back.units == units and back.units_index is not None
 
 
 def test_the_vector_store_scores_every_event_once_per_query_across_its_blocks() -> None:

@@ -191,7 +191,13 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
     """Kept through the forms file, then the tiers change: the seeded retriever's first
     query syncs the kept indexes to the tiers, analysing only the changed texts."""
     from solace.memory import bm25
-    from solace.memory.retrieval_forms import fingerprint, read_forms, write_forms
+    from solace.memory.retrieval_forms import (
+        fingerprint,
+        read_forms,
+        read_unit_forms,
+        write_forms,
+        write_unit_forms,
+    )
     from substrate import KeyRing
 
     rng = random.Random(11)
@@ -201,6 +207,7 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
     first = _retriever(memory)
     await first.refresh()
     ring, stamp = KeyRing.generate(), fingerprint("config")
+    write_unit_forms(tmp_path, first.unit_forms(), ring=ring, fingerprint=stamp)
     write_forms(tmp_path, first.forms(), agent="Main", ring=ring, fingerprint=stamp)
     for _ in range(5):
         _step(rng, memory, next_id)
@@ -208,7 +215,8 @@ async def test_indexes_kept_at_close_and_seeded_hold_what_a_full_sync_gives(
     real_terms = bm25.terms
     monkeypatch.setattr(bm25, "terms", lambda text: analysed.append(text) or real_terms(text))
     seeded = _retriever(memory)
-    seeded.seed(read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp))
+    seeded.seed(read_forms(tmp_path, agent="Main", ring=ring, fingerprint=stamp,
+                           units=read_unit_forms(tmp_path, ring=ring, fingerprint=stamp)))
     view = await seeded.refresh()
     from_kept = len(analysed)
     fresh = _retriever(memory)

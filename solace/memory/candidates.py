@@ -50,7 +50,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.neighbours import NEIGHBOUR_SEEDS, with_neighbours
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, EventReader, Gathered
-from solace.memory.retrieval_forms import Forms
+from solace.memory.retrieval_forms import Forms, UnitForms
 from solace.memory.tier_view import (
     TierVersions,
     TierView,
@@ -167,11 +167,15 @@ class Retriever:
         """A copy of the texts derived so far (rung-3 records' forms, units' forms) and
         of both BM25 indexes, to keep across a restart
         (:mod:`~solace.memory.retrieval_forms`)."""
-        units = self._derived.units  # shared: only the units this agent's index holds
         indexes = self.indexes
-        return Forms(dict(self._derived.records),
-                     {e: units[e] for e in indexes.units.ids() if e in units},
+        return Forms(dict(self._derived.records), self.unit_forms(),
                      indexes.records.state(), indexes.units.state())
+
+    def unit_forms(self) -> UnitForms:
+        """The forms of the units this agent's index holds (of the forms its retriever
+        shares with the others)."""
+        units = self._derived.units
+        return {e: units[e] for e in self.indexes.units.ids() if e in units}
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as

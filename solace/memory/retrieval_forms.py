@@ -20,10 +20,19 @@ serving a stale text, and a change anywhere else keeps it. A record's form is on
 reused for the same entry ids. A refused or unreadable file is
 skipped with one WARNING; the next close writes a new one.
 
-A unit's text is written once: the units' BM25 index (which indexes exactly those
-texts) is kept without them and takes them back from the units on reading. Format 2
-wrote them twice, and a restart then held two copies of each (at 182k events, Main's
-file was 62 MB, and reading the five files took a third of the restart).
+A unit's text is written once for every agent, in one shared file beside theirs::
+
+    <home>/memory/unit-forms.sealed
+
+(role ``memory/unit-forms``, the same fingerprint): each agent's file lists the units
+its index holds, and its units' BM25 index (which indexes exactly those texts) takes
+them back from the shared file on reading. Format 2 wrote each text twice in every
+agent's file; format 3 once in each (at 1M events Main and Supervisor each held the
+same 549k unit texts, 78 MB, and Mood 309k of them: reading them again took a second
+of a restart). A format 3 file is still read (its texts are its own), and the next
+close writes format 4. The shared file is written first: an agent file listing a unit
+it lacks (a close that stopped between the two) is refused with a WARNING, and that
+agent's forms are derived again.
 """
 
 from __future__ import annotations
@@ -44,13 +53,24 @@ from solace.sealed import SealedFileRefused, read_sealed, write_sealed
 from solace.source_digest import PACKAGES, source_digest
 from substrate import KeyRing
 
-__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "PURPOSE", "STAMPED_BY_VALUE", "Forms",
-           "fingerprint", "read_forms", "role", "write_forms"]
+__all__ = ["FORMAT_VERSION", "FORMS_SOURCES", "NAME", "OWN_TEXTS_VERSION", "PURPOSE",
+           "STAMPED_BY_VALUE", "UNITS_NAME", "UNITS_ROLE", "Forms", "UnitForms", "fingerprint",
+           "read_forms", "read_unit_forms", "role", "write_forms", "write_unit_forms"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: The earlier format still read: each agent's file holds its units' texts.
+OWN_TEXTS_VERSION = 3
+#: Mixed into every :func:`fingerprint`: the format the stamp last changed with. A
+#: file's format is checked on its own (its ``version``), so a new layout that still
+#: reads the last one (4 reads 3) keeps the stamp, and a home's texts are not derived
+#: again for it (at 1M events, 18 minutes).
+_STAMP_EPOCH = 3
 NAME = "retrieval-forms.sealed"
+#: The units' texts of every agent, in ``<home>/memory/`` (format 4 on).
+UNITS_NAME = "unit-forms.sealed"
+UNITS_ROLE = "memory/unit-forms"
 PURPOSE = "snapshot"
 #: The modules whose code derives the forms and their indexes (with what they import):
 #: :func:`~solace.memory.form_derivation.derive_forms`, the runtime's ``rehydrate`` and
@@ -129,20 +149,20 @@ def fingerprint(*depends_on: object, sources: Iterable[str] = ()) -> str:
     outside our packages is left out) with every module of ours they import."""
     ours = [s for s in sources if s.partition(".")[0] in PACKAGES]
     h = hashlib.sha256(source_digest((*FORMS_SOURCES, *ours), skip=STAMPED_BY_VALUE))
-    h.update(repr((FORMAT_VERSION, depends_on)).encode())
+    h.update(repr((_STAMP_EPOCH, depends_on)).encode())
     return h.hexdigest()
 
 
 def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
                 ring: KeyRing, fingerprint: str) -> Path:
-    """Write ``forms`` atomically (blocking: call through the offloader).
+    """Write ``forms`` atomically, its units' texts left to the shared file
+    (:func:`write_unit_forms`, written before it). Blocking: call through the offloader.
 
     Raises:
         StorageFullError, OSError: as :func:`~solace.sealed.write_private`; the file
             already there is intact.
     """
     rids = sorted(forms.records)
-    eids = sorted(forms.units)
     meta = {
         "version": FORMAT_VERSION, "fingerprint": fingerprint,
         "record_ids": np.array(rids, dtype=np.int64).tobytes(),
@@ -150,9 +170,7 @@ def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
                            for r in rids],
         "record_texts": [forms.records[r][1] for r in rids],
         "record_tokens": np.array([forms.records[r][2] for r in rids], dtype=np.int64).tobytes(),
-        "unit_ids": np.array(eids, dtype=np.int64).tobytes(),
-        "unit_texts": [forms.units[e][0] for e in eids],
-        "unit_tokens": np.array([forms.units[e][1] for e in eids], dtype=np.int64).tobytes(),
+        "unit_ids": np.array(sorted(forms.units), dtype=np.int64).tobytes(),
         "records_index": _pack_index(forms.records_index),
         "units_index": _pack_index(forms.units_index, texts=False),  # the unit texts
     }
@@ -161,39 +179,96 @@ def write_forms(directory: str | os.PathLike[str], forms: Forms, *, agent: str,
                         what=f"{agent}'s retrieval forms")
 
 
-def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
-               fingerprint: str) -> Forms:
-    """The forms kept in ``directory``; empty when there are none, they were made by
-    other code or config, or the file is refused (logged). Blocking."""
-    path = Path(directory) / NAME
+def write_unit_forms(directory: str | os.PathLike[str], units: UnitForms, *, ring: KeyRing,
+                     fingerprint: str) -> Path:
+    """Write every agent's units' texts and tokens (``units``) atomically to
+    ``directory``/:data:`UNITS_NAME`. Blocking: call through the offloader.
+
+    Raises:
+        StorageFullError, OSError: as :func:`~solace.sealed.write_private`.
+    """
+    eids = sorted(units)
+    meta = {
+        "version": FORMAT_VERSION, "fingerprint": fingerprint,
+        "unit_ids": np.array(eids, dtype=np.int64).tobytes(),
+        "unit_texts": [units[e][0] for e in eids],
+        "unit_tokens": np.array([units[e][1] for e in eids], dtype=np.int64).tobytes(),
+    }
+    return write_sealed(Path(directory) / UNITS_NAME, msgpack.packb(meta, use_bin_type=True),
+                        ring=ring, purpose=PURPOSE, role=UNITS_ROLE, what="the units' forms")
+
+
+def read_unit_forms(directory: str | os.PathLike[str], *, ring: KeyRing, fingerprint: str
+                    ) -> UnitForms:
+    """The units' texts kept in ``directory`` by :func:`write_unit_forms`; empty when
+    there are none, they were made by other code or config, or the file is refused
+    (logged). Blocking."""
+    meta = _read_meta(Path(directory) / UNITS_NAME, UNITS_ROLE, "the units' forms", ring,
+                      fingerprint, (FORMAT_VERSION,))
+    if meta is None:
+        return {}
     try:
-        meta = msgpack.unpackb(read_sealed(path, ring=ring, purpose=PURPOSE, role=role(agent)),
-                               raw=False)
-    except FileNotFoundError:
-        return Forms()
-    except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
-        log.warning("%s: retrieval forms refused (%s); they are derived again", agent, exc)
-        return Forms()
-    if not isinstance(meta, dict) or meta.get("version") != FORMAT_VERSION \
-            or meta.get("fingerprint") != fingerprint:
-        log.info("%s: retrieval forms are from other code or config; derived again", agent)
+        return _units(meta)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("the units' forms have a bad field (%r); they are derived again", exc)
+        return {}
+
+
+def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
+               fingerprint: str, units: UnitForms | None = None) -> Forms:
+    """The forms kept in ``directory``, their units' texts from ``units`` (what
+    :func:`read_unit_forms` read; a format 3 file carries its own); empty when there are
+    none, they were made by other code or config, a unit's text is missing, or the
+    file is refused (logged). Blocking."""
+    meta = _read_meta(Path(directory) / NAME, role(agent), f"{agent}: retrieval forms", ring,
+                      fingerprint, (FORMAT_VERSION, OWN_TEXTS_VERSION))
+    if meta is None:
         return Forms()
     try:
         rids = np.frombuffer(meta["record_ids"], dtype=np.int64).tolist()
         rtok = np.frombuffer(meta["record_tokens"], dtype=np.int64).tolist()
         entries = [tuple(np.frombuffer(b, dtype=np.int64).tolist())
                    for b in meta["record_entries"]]
-        eids = np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist()
-        utok = np.frombuffer(meta["unit_tokens"], dtype=np.int64).tolist()
-        units = {e: (str(t), k) for e, t, k in zip(eids, meta["unit_texts"], utok, strict=True)}
+        if meta["version"] == OWN_TEXTS_VERSION:
+            held = _units(meta)
+        else:
+            shared = units or {}
+            held = {e: shared[e] for e in np.frombuffer(meta["unit_ids"], dtype=np.int64
+                                                        ).tolist()}
         return Forms(
             records={r: (e, str(t), k) for r, e, t, k in zip(
                 rids, entries, meta["record_texts"], rtok, strict=True)},
-            units=units,
+            units=held,
             records_index=_unpack_index(meta.get("records_index")),
-            units_index=_unpack_index(meta.get("units_index"), units),
+            units_index=_unpack_index(meta.get("units_index"), held),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        log.warning("%s: retrieval forms have a bad field (%r); they are derived again",
-                    agent, exc)
+        log.warning("%s: retrieval forms have a bad field or a unit the units' forms lack "
+                    "(%r); they are derived again", agent, exc)
         return Forms()
+
+
+def _read_meta(path: Path, file_role: str, what: str, ring: KeyRing, fingerprint: str,
+               versions: tuple[int, ...]) -> dict[str, Any] | None:
+    """The unpacked sealed file at ``path``, or None when it is missing, refused, of
+    another format (``versions`` are read) or of other code or config (logged)."""
+    try:
+        meta = msgpack.unpackb(read_sealed(path, ring=ring, purpose=PURPOSE,
+                                           role=file_role), raw=False)
+    except FileNotFoundError:
+        return None
+    except (SealedFileRefused, ValueError, msgpack.UnpackException) as exc:
+        log.warning("%s refused (%s); they are derived again", what, exc)
+        return None
+    if not isinstance(meta, dict) or meta.get("version") not in versions \
+            or meta.get("fingerprint") != fingerprint:
+        log.info("%s are from other code or config; derived again", what)
+        return None
+    return meta
+
+
+def _units(meta: dict[str, Any]) -> UnitForms:
+    """The units' texts and tokens of a file that carries them."""
+    eids = np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist()
+    utok = np.frombuffer(meta["unit_tokens"], dtype=np.int64).tolist()
+    return {e: (str(t), k) for e, t, k in zip(eids, meta["unit_texts"], utok, strict=True)}
