@@ -172,8 +172,8 @@ class Retriever:
                      indexes.records.state(), indexes.units.state())
 
     def unit_forms(self) -> UnitForms:
-        """The forms of the units this agent's index holds (of the forms its retriever
-        shares with the others)."""
+        """The forms of the units this agent's index holds, taken from the forms every
+        retriever shares (each unit's text once, whoever holds it)."""
         units = self._derived.units
         return {e: units[e] for e in self.indexes.units.ids() if e in units}
 
