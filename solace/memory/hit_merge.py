@@ -101,13 +101,12 @@ class Statements:
     compared (prefix filtering), and none when too few of its words are held at all.
     """
 
-    __slots__ = ("_held_by", "_holders", "_said", "share")
+    __slots__ = ("_holders", "_said", "share")
 
     def __init__(self, share: float = SAME_SHARE) -> None:
         self.share = share
         self._said: list[frozenset[str]] = []
         self._holders: dict[str, list[int]] = {}  # word -> the kept hits holding it
-        self._held_by: dict[str, int] = {}  # word -> how many kept hits hold it
 
     def keep(self, text: str) -> bool:
         """Whether ``text`` says something no kept hit said; if so, it is kept."""
@@ -116,15 +115,13 @@ class Statements:
         needed = math.ceil(share * len(words))
         held = [w for w in words if w in holders]  # a kept hit holds no other word
         if words and len(held) >= needed:
-            held.sort(key=self._held_by.__getitem__)
+            held.sort(key=lambda w: len(holders[w]))
             near = {i for w in held[: len(held) - needed + 1] for i in holders[w]}
             if any(len(words & said[i]) >= share * max(len(words), len(said[i]))
                    for i in near):
                 return False
-        held_by = self._held_by
         for word in words:
             holders.setdefault(word, []).append(len(said))
-            held_by[word] = held_by.get(word, 0) + 1
         said.append(words)
         return True
 

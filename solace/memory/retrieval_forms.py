@@ -30,9 +30,10 @@ them back from the shared file on reading. Format 2 wrote each text twice in eve
 agent's file; format 3 once in each (at 1M events Main and Supervisor each held the
 same 549k unit texts, 78 MB, and Mood 309k of them: reading them again took a second
 of a restart). A format 3 file is still read (its texts are its own), and the next
-close writes format 4. The shared file is written first: an agent file listing a unit
-it lacks (a close that stopped between the two) is refused with a WARNING, and that
-agent's forms are derived again.
+close writes format 4. The shared file is written first, so a close that cannot write
+it leaves the last pair as it was; an agent file listing a unit the shared file lacks
+(a close that stopped after it) is refused with a WARNING, and that agent's forms are
+derived again.
 """
 
 from __future__ import annotations
