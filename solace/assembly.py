@@ -30,6 +30,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.restore import tier_projection
 from solace.memory.retrieval_forms import (
     Forms,
+    UnitForms,
     fingerprint,
     read_forms,
     read_unit_forms,
@@ -209,11 +210,14 @@ class EventVectors:
 @dataclass(frozen=True, slots=True)
 class Kept:
     """What an open reads from files beside the projections' snapshots: the event
-    vectors' segments (as a store of their own, for :meth:`EventVectorStore.adopt`)
-    and each agent's retrieval forms (for :func:`seed_retrieval_forms`)."""
+    vectors' segments (as a store of their own, for :meth:`EventVectorStore.adopt`),
+    the units' forms every agent's kept forms were read against (the retrievers'
+    shared units, for :func:`build_retrievers`) and each agent's retrieval forms (for
+    :func:`seed_retrieval_forms`)."""
 
     files: EventVectorFiles
     vectors: EventVectorStore
+    units: UnitForms
     forms: dict[str, Forms]
 
 
@@ -229,19 +233,20 @@ def read_kept(home: Home, config: Config, models: Models, ring: Any) -> Kept:
     forms = {name: read_forms(home.agent_dir(name), agent=name, ring=ring, fingerprint=stamp,
                               units=units)
              for name in ACTORS}
-    return Kept(files, vectors, forms)
+    return Kept(files, vectors, units, forms)
 
 
 def build_retrievers(
     memories: dict[str, Any], config: Config, models: Models, reader: EventReader,
-    event_vectors: EventVectorStore, holdings: Holdings,
+    event_vectors: EventVectorStore, holdings: Holdings, units: UnitForms | None = None,
 ) -> dict[str, Retriever]:
     """Each agent's side of retrieval over its memory (agent name -> ``Retriever``),
     reading events through the runtime's one ``reader``, telling the runtime's one
-    ``holdings`` what each agent holds."""
+    ``holdings`` what each agent holds. ``units``: the units' forms read at open
+    (:attr:`Kept.units`), taken as the retrievers' shared units, not copied."""
     from solace.memory.ladder import rehydrate_text
 
-    unit_forms: dict[int, tuple[str, int]] = {}  # one text per unit, whoever holds it
+    unit_forms = units if units is not None else {}  # one text per unit, whoever holds it
     record_forms: dict[str, dict[int, RecordForm]] = {name: {} for name in ACTORS}
     perspective = {name: config.agents[name].perspective for name in ACTORS}
     return {

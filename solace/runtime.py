@@ -59,7 +59,7 @@ from solace.memory.holdings import Holdings
 from solace.memory.rebuild import FADE_KIND
 from solace.memory.record import Hit
 from solace.memory.retrieval import recall
-from solace.memory.retrieval_forms import Forms
+from solace.memory.retrieval_forms import Forms, UnitForms
 from solace.recall_order import reorder
 from solace.runtime_events import EventWriting, Observation, extra_kinds
 from solace.runtime_workspace import (
@@ -473,7 +473,7 @@ async def open_runtime(
                                models.offloader)
         rt.conversations, rt.facts, rt.workspace = (
             opened.conversations, opened.facts, opened.workspace)
-        async with start_actors(rt, kept.forms, warm_up=warm_up):
+        async with start_actors(rt, kept.forms, units=kept.units, warm_up=warm_up):
             del kept  # seeded: holding the kept forms too would keep a second copy
             pause.end(freeze=True)  # what was opened is never walked by a collection
             yield rt
@@ -525,14 +525,16 @@ async def _keep_projections(opened: Opened) -> None:
 
 
 @asynccontextmanager
-async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *, warm_up: bool = True
+async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *,
+                       units: UnitForms | None = None, warm_up: bool = True
                        ) -> AsyncIterator[None]:
     """On ``rt`` with its projections open (:func:`~solace.assembly.open_projections`:
     ``rt.memories``, ``rt.conversations``, ``rt.facts`` and ``rt.workspace``, the last
     two None when switched off or failing to open): load Main's session context from
     the workspace, build the five actors on ``rt``'s narrow context, warm them up, and
     run them (with the layer's timers) until the block exits. ``forms``: each agent's
-    kept retrieval forms (:func:`~solace.assembly.read_kept`)."""
+    kept retrieval forms and ``units`` the units' forms they were read against
+    (:func:`~solace.assembly.read_kept`)."""
     config, models = rt.config, rt.models
     if rt.facts is not None:  # every fact write, delete and forget reaches the workspace
         rt.facts.on_appended = rt.workspace_link.events
@@ -542,7 +544,7 @@ async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *, warm_up: bool
                              workspace=rt.workspace_link, session_type=rt.session_type)
     await rt.session.load_workspace()  # the session starts: SOUL/USER/AGENTS, MEMORY.md...
     retrievers = build_retrievers(rt.memories, config, models, rt.events, rt.event_vectors,
-                                  rt.holdings)
+                                  rt.holdings, units)
     seed_retrieval_forms(retrievers, forms)  # as read_kept read them
     del forms  # the retrievers hold what they need (at 182k events the rest is 130 MB)
     for name in ACTORS:

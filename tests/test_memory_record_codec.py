@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
@@ -48,12 +51,26 @@ def test_a_record_read_back_from_its_snapshot_row_is_the_record(
     record: MemoryRecord, with_embedding: bool
 ) -> None:
     record.embedding = np.arange(4, dtype=np.float32)
-    back = record_from_row(record_to_row(record, with_embedding=with_embedding))
+    row = record_to_row(record, with_embedding=with_embedding)
+    back = record_from_row(msgpack.unpackb(msgpack.packb(row, use_bin_type=True), raw=False))
     assert same(back, record)
+    for f in dataclasses.fields(MemoryRecord)[:-1]:  # each value of its type, as made
+        assert type(getattr(back, f.name)) is type(getattr(record, f.name)), f.name
     if with_embedding:
         assert back.embedding is not None and back.embedding.tolist() == [0.0, 1.0, 2.0, 3.0]
     else:
         assert back.embedding is None
+
+
+def test_a_row_holds_the_records_fields_in_their_dataclass_order() -> None:
+    """record_from_row passes a row positionally."""
+    record = MemoryRecord(record_id=3, agent="Main", rung=0, text="t", tokens=1,
+                          source_tokens=1, entry_ids=(3,), span=(0, 1))
+    row = record_to_row(record, with_embedding=False)
+    names = [f.name for f in dataclasses.fields(MemoryRecord)]
+    assert names[-1] == "embedding" and len(row) == len(names)
+    assert [getattr(record, n) for n in names[:-1]] == [
+        tuple(v) if isinstance(v, list) else v for v in row[:-1]]
 
 
 def test_a_row_of_the_wrong_length_is_refused_naming_the_count() -> None:

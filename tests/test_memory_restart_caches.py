@@ -212,6 +212,25 @@ def test_a_format_3_file_carrying_its_own_unit_texts_is_still_read(tmp_path: Pat
     assert back.units == units and back.units_index is not None
 
 
+def test_postings_are_kept_narrow_and_a_file_of_int64_ones_is_still_read() -> None:
+    index = LexicalIndex()
+    for eid, text in enumerate(["pottery class pottery", "a kayak on the lake", "pottery"]):
+        index.add(10 + eid, text)
+    packed = retrieval_forms._pack_index(index.state())
+    assert packed is not None
+    assert (packed["docs_type"], packed["tfs_type"]) == ("<i4", "<u2")
+    old = dict(packed, docs=np.frombuffer(packed["docs"], dtype=np.int32).astype(np.int64)
+               .tobytes(), tfs=np.frombuffer(packed["tfs"], dtype=np.uint16)
+               .astype(np.int64).tobytes())
+    del old["docs_type"], old["tfs_type"]
+    for kept in (packed, old):
+        state = retrieval_forms._unpack_index(kept)
+        assert state is not None
+        back = LexicalIndex.from_state(state)
+        for query in ("pottery", "kayak lake", "class"):
+            assert back.scores(query) == pytest.approx(index.scores(query))
+
+
 def test_the_vector_store_scores_every_event_once_per_query_across_its_blocks() -> None:
     store = EventVectorStore()
     live = vecs(range(0, 3 * BLOCK_ROWS + 5, 3), seed=4)  # sparse ids, several blocks

@@ -39,7 +39,9 @@ class LexicalState:
 
     ``ids[i]`` was indexed as ``texts[i]``; the posting of ``terms[t]`` is the
     documents ``docs[indptr[t]:indptr[t + 1]]`` (positions in ``ids``) with their term
-    frequencies ``tfs[...]`` at the same places.
+    frequencies ``tfs[...]`` at the same places. :meth:`LexicalIndex.state` gives
+    ``docs`` as int32 and ``tfs`` as uint16 (what the postings hold); any integer type
+    is taken back.
     """
 
     k1: float
@@ -48,8 +50,8 @@ class LexicalState:
     texts: list[str]
     terms: list[str]
     indptr: np.ndarray  # int64, len(terms) + 1
-    docs: np.ndarray  # int64
-    tfs: np.ndarray  # int64
+    docs: np.ndarray  # int32
+    tfs: np.ndarray  # uint16, each at most the limit
 
     def check(self) -> None:
         """Raise ValueError unless the arrays fit together (a damaged file, a bug)."""
@@ -230,11 +232,10 @@ class LexicalIndex:
         postings = list(self._postings.values())
         indptr = np.zeros(len(names) + 1, dtype=np.int64)
         np.cumsum([p.n for p in postings], out=indptr[1:])
-        empty = np.zeros(0, dtype=np.int64)
-        docs = np.concatenate([position[p.arrays()[0]] for p in postings]) if postings \
-            else empty
-        tfs = np.concatenate([p.arrays()[1] for p in postings]).astype(np.int64) if postings \
-            else empty
+        docs = np.concatenate([position[p.arrays()[0]] for p in postings]).astype(np.int32) \
+            if postings else np.zeros(0, dtype=np.int32)
+        tfs = np.concatenate([p.arrays()[1] for p in postings]) if postings \
+            else np.zeros(0, dtype=np.uint16)
         texts = self._slot_texts
         return LexicalState(self.k1, self.b, ids.astype(np.int64),
                             [texts[s] for s in np.flatnonzero(live).tolist()], names, indptr,
@@ -256,7 +257,9 @@ class LexicalIndex:
         bounds = state.indptr.tolist()  # docs are positions in ids = the slots below
         # Typed once and sliced as bytes (no copy) per term: one copy into each posting.
         docs = np.ascontiguousarray(state.docs, dtype=np.int32).data.cast("B")
-        tfs = np.minimum(state.tfs, _TF_LIMIT).astype(np.uint16).data.cast("B")
+        tfs = state.tfs if state.tfs.dtype == np.uint16 else \
+            np.minimum(state.tfs, _TF_LIMIT).astype(np.uint16)
+        tfs = np.ascontiguousarray(tfs).data.cast("B")
         index._postings = {
             term: _Posting(docs[4 * bounds[t]:4 * bounds[t + 1]],
                            tfs[2 * bounds[t]:2 * bounds[t + 1]])

@@ -90,7 +90,8 @@ class DerivedForms:
         is kept. A record's form is still only used for the entry ids it was made from."""
         # setdefault for each, as whole-dict operations (a million units at 1M events)
         self.records.update({**forms.records, **self.records})
-        self.units.update({**forms.units, **self.units})  # shared: in place
+        if forms.units is not self.units:  # read against these shared forms: all here
+            self.units.update({**forms.units, **self.units})  # shared: in place
 
     def keep_only(self, record_ids: Container[int]) -> None:
         """Drop the forms of every record not in ``record_ids`` (the records a view

@@ -30,27 +30,30 @@ class _Field:
     to_str: Callable[[Any], str]
     from_str: Callable[[str], Any]
     to_row: Callable[[Any], Any]
-    from_row: Callable[[Any], Any]
+    from_row: Callable[[Any], Any] | None  # None: the row value is the field's value
 
 
+# To attr string, from it, to row value, from it. A row value is read back as msgpack
+# gives it: to_row made it an int, float, str or bool, which msgpack returns as one,
+# so only a sequence (returned as a list) is converted, to the record's tuple.
 _Codec = tuple[Callable[[Any], str], Callable[[str], Any], Callable[[Any], Any],
-               Callable[[Any], Any]]  # to attr string, from it, to row value, from it
+               Callable[[Any], Any] | None]
 
-_INT: _Codec = (lambda v: str(int(v)), int, int, int)
-_FLOAT: _Codec = (lambda v: repr(float(v)), float, float, float)
-_STR: _Codec = (str, str, str, str)
-_BOOL: _Codec = (lambda v: "1" if v else "0", lambda s: s == "1", bool, bool)
+_INT: _Codec = (lambda v: str(int(v)), int, int, None)
+_FLOAT: _Codec = (lambda v: repr(float(v)), float, float, None)
+_STR: _Codec = (str, str, str, None)
+_BOOL: _Codec = (lambda v: "1" if v else "0", lambda s: s == "1", bool, None)
 _INTS: _Codec = (
     lambda v: json.dumps([int(x) for x in v]),
     lambda s: tuple(int(x) for x in json.loads(s)),
     lambda v: [int(x) for x in v],
-    lambda v: tuple(int(x) for x in v),
+    tuple,
 )
 _STRS: _Codec = (
     lambda v: json.dumps([str(x) for x in v]),
     lambda s: tuple(str(x) for x in json.loads(s)),
     lambda v: [str(x) for x in v],
-    lambda v: tuple(str(x) for x in v),
+    tuple,
 )
 
 
@@ -69,6 +72,9 @@ _FIELDS: tuple[_Field, ...] = tuple(
 # before them reads back with the default (the record's dataclass default).
 _OPTIONAL = frozenset({"span"})
 _REQUIRED = sum(1 for f in _FIELDS if f.name not in _OPTIONAL)
+# A row is the record's fields in its dataclass order (a test holds the two to it), so
+# it is passed positionally.
+_CONVERTED = tuple((i, f.from_row) for i, f in enumerate(_FIELDS) if f.from_row is not None)
 # Carried by the fade event itself (its author and content), not by its attrs.
 _OUTSIDE_ATTRS = frozenset({"agent", "text"})
 
@@ -105,7 +111,11 @@ def record_to_row(record: MemoryRecord, *, with_embedding: bool) -> list[Any]:
 
 
 def record_from_row(row: list[Any]) -> MemoryRecord:
-    """The inverse of :func:`record_to_row`.
+    """The inverse of :func:`record_to_row`, for the row as msgpack gives it back.
+
+    Only the sequences are converted (lists to tuples); every other value is taken as
+    it is (at a million events, converting each value again was a second of a
+    restart's snapshot reading).
 
     Raises:
         ValueError: the row has the wrong number of fields.
@@ -113,9 +123,12 @@ def record_from_row(row: list[Any]) -> MemoryRecord:
     if not _REQUIRED + 1 <= len(row) <= len(_FIELDS) + 1:
         raise ValueError(f"a record row has {len(_FIELDS) + 1} fields, or if written before "
                          f"{sorted(_OPTIONAL)} {_REQUIRED + 1} fields, got {len(row)}")
-    values = {f.name: f.from_row(v) for f, v in zip(_FIELDS, row[:-1], strict=False)}
+    values = row[:-1]
+    for i, convert in _CONVERTED:
+        if i < len(values):
+            values[i] = convert(values[i])
+    record = MemoryRecord(*values)
     emb = row[-1]
-    return MemoryRecord(
-        **values,
-        embedding=None if emb is None else np.frombuffer(emb, dtype=np.float32).copy(),
-    )
+    if emb is not None:
+        record.embedding = np.frombuffer(emb, dtype=np.float32).copy()
+    return record

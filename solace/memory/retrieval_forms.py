@@ -34,6 +34,10 @@ close writes format 4. The shared file is written first, so a close that cannot 
 it leaves the last pair as it was; an agent file listing a unit the shared file lacks
 (a close that stopped after it) is refused with a WARNING, and that agent's forms are
 derived again.
+
+Each BM25 index's postings are kept as the index holds them, int32 positions and
+uint16 term frequencies, their types named in the file (files that name none hold
+int64 ones, and are still read): at 1M events that halved Main's file, 170 to 90 MB.
 """
 
 from __future__ import annotations
@@ -101,6 +105,8 @@ class Forms:
     """A retriever's derived texts (see the module docstring)."""
 
     records: RecordForms = field(default_factory=dict)
+    #: the units its index holds (read from a format 4 file: the shared units' forms
+    #: it was read with, which may hold more)
     units: UnitForms = field(default_factory=dict)
     #: the BM25 indexes over records and over units, when kept
     records_index: LexicalState | None = None
@@ -116,7 +122,8 @@ def _pack_index(state: LexicalState | None, *, texts: bool = True
     return {"k1": state.k1, "b": state.b, "ids": state.ids.tobytes(),
             "texts": state.texts if texts else None,
             "terms": state.terms, "indptr": state.indptr.tobytes(),
-            "docs": state.docs.tobytes(), "tfs": state.tfs.tobytes()}
+            "docs": state.docs.tobytes(), "docs_type": state.docs.dtype.str,
+            "tfs": state.tfs.tobytes(), "tfs_type": state.tfs.dtype.str}
 
 
 def _unpack_index(packed: dict[str, Any] | None, units: UnitForms | None = None
@@ -125,7 +132,8 @@ def _unpack_index(packed: dict[str, Any] | None, units: UnitForms | None = None
     packed without them; ValueError/KeyError/TypeError if bad (a text missing too)."""
     if packed is None:
         return None
-    ints = {k: np.frombuffer(packed[k], dtype=np.int64) for k in ("ids", "indptr", "docs", "tfs")}
+    ints = {k: np.frombuffer(packed[k], dtype=np.dtype(packed.get(f"{k}_type", "<i8")))
+            for k in ("ids", "indptr", "docs", "tfs")}  # no type named: int64
     if packed["texts"] is None:
         if units is None:
             raise ValueError("an index kept without its texts, and no units to take them from")
@@ -220,7 +228,11 @@ def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
     """The forms kept in ``directory``, their units' texts from ``units`` (what
     :func:`read_unit_forms` read; a format 3 file carries its own); empty when there are
     none, they were made by other code or config, a unit's text is missing, or the
-    file is refused (logged). Blocking."""
+    file is refused (logged). Blocking.
+
+    The forms' ``units`` are then ``units`` itself, not a copy of the part this agent
+    holds (at a million events that copy and its merge back cost a second of every
+    restart); their units index's texts are ``units``' strings."""
     meta = _read_meta(Path(directory) / NAME, role(agent), f"{agent}: retrieval forms", ring,
                       fingerprint, (FORMAT_VERSION, OWN_TEXTS_VERSION))
     if meta is None:
@@ -232,10 +244,11 @@ def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
                    for b in meta["record_entries"]]
         if meta["version"] == OWN_TEXTS_VERSION:
             held = _units(meta)
-        else:
-            shared = units or {}
-            held = {e: shared[e] for e in np.frombuffer(meta["unit_ids"], dtype=np.int64
-                                                        ).tolist()}
+        else:  # the shared forms themselves, once every unit listed is among them
+            held = units or {}
+            if not all(map(held.__contains__,
+                           np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist())):
+                raise KeyError("a unit of this file")
         return Forms(
             records={r: (e, str(t), k) for r, e, t, k in zip(
                 rids, entries, meta["record_texts"], rtok, strict=True)},

@@ -65,11 +65,12 @@ class ViewIndexes:
             return
         if forms.records_index is not None:
             self.records = LexicalIndex.from_state(forms.records_index)
-        if forms.units_index is not None:  # its texts: the shared units', kept once
-            state = forms.units_index
+        state = forms.units_index
+        if state is not None:  # its texts: the shared units', kept once
             units = self._derived.units
-            texts = [units[e][0] for e in state.ids.tolist()]
-            self.units = LexicalIndex.from_state(replace(state, texts=texts))
+            if forms.units is not units:  # not read against them: take their strings
+                state = replace(state, texts=[units[e][0] for e in state.ids.tolist()])
+            self.units = LexicalIndex.from_state(state)
 
     def sync(self, key: TierVersions, view: TierView, working: Any, longterm: Any) -> None:
         """Make everything here hold exactly ``view``'s records and units (``view`` of
