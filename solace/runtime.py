@@ -48,7 +48,7 @@ from solace.assembly import (
     seed_retrieval_forms,
 )
 from solace.clock import Clock, WallClock
-from solace.collector import OpeningPause, thaw
+from solace.collector import OpeningPause, paused, thaw
 from solace.config import Config, FadeWeights, RetrievalWeights
 from solace.event_reader import EventReader
 from solace.heap import release_free_heap
@@ -479,9 +479,7 @@ async def open_runtime(
             yield rt
     finally:
         pause.end(freeze=False)
-        if pause.froze:
-            thaw()
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True), paused():
             try:
                 await _snapshot_all(memories)
                 if opened is not None:
@@ -490,6 +488,8 @@ async def open_runtime(
                     await vectors.save()
             finally:
                 await substrate.aclose()
+        if pause.froze:  # after the writes: a collection now walks the whole memory
+            thaw()
 
 
 async def _snapshot_all(memories: Mapping[str, Any]) -> None:
@@ -579,6 +579,6 @@ async def start_actors(rt: Runtime, forms: Mapping[str, Forms], *,
             finally:
                 nursery.cancel_scope.cancel()
     finally:
-        with trio.CancelScope(shield=True):  # the texts retrieval derived, for the next open
+        with trio.CancelScope(shield=True), paused():  # the texts derived, for the next open
             await keep_retrieval_forms(retrievers, rt.home, config, models,
                                        rt.substrate.key_ring)

@@ -73,3 +73,29 @@ def test_a_pause_turns_the_collector_off_and_only_its_first_end_counts() -> None
     gc.disable()
     pause.end(freeze=True)  # a second end: nothing
     assert not gc.isenabled() and gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("collector_as_found")
+async def test_a_close_writes_with_the_collector_off_and_thaws_after_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, tuple[bool, bool]] = {}
+    real_snapshots, real_forms = runtime._snapshot_all, runtime.keep_retrieval_forms
+
+    async def snapshots(*args: object) -> None:
+        seen["snapshots"] = (gc.isenabled(), gc.get_freeze_count() > 0)
+        await real_snapshots(*args)  # type: ignore[arg-type]
+
+    async def forms(*args: object) -> None:
+        seen["forms"] = (gc.isenabled(), gc.get_freeze_count() > 0)
+        await real_forms(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime, "_snapshot_all", snapshots)
+    monkeypatch.setattr(runtime, "keep_retrieval_forms", forms)
+    gc.enable()
+    gc.unfreeze()
+    async with open_runtime(tmp_path, config(), clock=ReplayClock(), warm_up=False) as rt:
+        await rt.observe("Caroline went to a pottery class.", author="Caroline")
+    # off while writing, the memory still frozen: no collection walks it meanwhile
+    assert seen == {"snapshots": (False, True), "forms": (False, True)}
+    assert gc.isenabled() and gc.get_freeze_count() == 0
