@@ -479,17 +479,19 @@ async def open_runtime(
             yield rt
     finally:
         pause.end(freeze=False)
-        with trio.CancelScope(shield=True), paused():
-            try:
-                await _snapshot_all(memories)
-                if opened is not None:
-                    await _keep_projections(opened)
-                if vectors is not None:
-                    await vectors.save()
-            finally:
-                await substrate.aclose()
-        if pause.froze:  # after the writes: a collection now walks the whole memory
-            thaw()
+        try:
+            with trio.CancelScope(shield=True), paused():
+                try:
+                    await _snapshot_all(memories)
+                    if opened is not None:
+                        await _keep_projections(opened)
+                    if vectors is not None:
+                        await vectors.save()
+                finally:
+                    await substrate.aclose()
+        finally:
+            if pause.froze:  # after the writes: a collection now walks the whole memory
+                thaw()
 
 
 async def _snapshot_all(memories: Mapping[str, Any]) -> None:

@@ -57,6 +57,22 @@ def test_every_truncation_is_refused() -> None:
             unseal(data[:n], ring=RING, purpose="snapshot", role="memory/Main/snapshot")
 
 
+def test_a_file_is_refused_as_its_bytes_are_whether_mapped_or_read(tmp_path: Path) -> None:
+    """read_sealed maps a file (read whole below the header's size): either way an
+    empty, cut or edited file is refused, naming it."""
+    data = sealed()
+    path = tmp_path / "f.sealed"
+    path.write_bytes(data)
+    assert read_sealed(path, ring=RING, purpose="snapshot", role="memory/Main/snapshot") \
+        == PLAIN
+    flipped = bytearray(data)
+    flipped[-20] ^= 1
+    for bad in (b"", data[:10], data[:HEADER_BYTES + 15], data[:-1], bytes(flipped)):
+        path.write_bytes(bad)
+        with pytest.raises(SealedFileRefused, match="f.sealed"):
+            read_sealed(path, ring=RING, purpose="snapshot", role="memory/Main/snapshot")
+
+
 @pytest.mark.parametrize(("ring", "purpose", "role", "why"), [
     (RING, "snapshot", "memory/Supervisor/snapshot", "failed authentication"),
     (RING, "lexical", "memory/Main/snapshot", "failed authentication"),

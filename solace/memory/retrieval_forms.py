@@ -246,9 +246,9 @@ def read_forms(directory: str | os.PathLike[str], *, agent: str, ring: KeyRing,
             held = _units(meta)
         else:  # the shared forms themselves, once every unit listed is among them
             held = units or {}
-            if not all(map(held.__contains__,
-                           np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist())):
-                raise KeyError("a unit of this file")
+            listed = np.frombuffer(meta["unit_ids"], dtype=np.int64).tolist()
+            if not all(map(held.__contains__, listed)):
+                raise KeyError(next(e for e in listed if e not in held))  # the first
         return Forms(
             records={r: (e, str(t), k) for r, e, t, k in zip(
                 rids, entries, meta["record_texts"], rtok, strict=True)},
