@@ -170,11 +170,15 @@ def squeezed(batches: list[list[Any]], days: float, *, originals_kept: bool = Fa
     With ``originals_kept``, the first take (the conversations themselves, the batches
     whose turns carry no ``(take N)`` suffix) keeps its dates, so questions about when
     things happened stay answerable in them, and only the copies are squeezed, into
-    the ``days`` after the last original turn."""
+    the ``days`` after the last original turn; with no copies (``--events`` within the
+    originals), nothing is moved. (Squeezing the originals then moved their dates, and
+    a home of the ten conversations answered 56 % of temporal questions, not 85 %.)"""
     if originals_kept:
         originals = [b for b in batches if not COPY_SUFFIX.search(b[0].text)]
         copies = [b for b in batches if COPY_SUFFIX.search(b[0].text)]
-        if originals and copies:
+        if not copies:
+            return batches
+        if originals:
             end = max(b[-1].at for b in originals) + timedelta(seconds=1)
             return originals + _squeezed(copies, days, end)
     return _squeezed(batches, days, batches[0][0].at)

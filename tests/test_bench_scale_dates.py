@@ -51,3 +51,9 @@ def test_kept_originals_keep_their_dates_and_the_copies_follow_them_within_the_s
     before = [t.at for b in batches[2:] for t in b]
     assert sorted(range(len(copies)), key=copies.__getitem__) == \
         sorted(range(len(before)), key=before.__getitem__)  # their order kept
+
+
+def test_kept_originals_without_copies_keep_their_dates() -> None:
+    originals = _batches()[:2]
+    assert squeezed(originals, 30, originals_kept=True) == originals
+    assert squeezed(originals, 30)[0][-1].at != originals[0][-1].at  # squeezed when not kept
