@@ -38,7 +38,7 @@ favours the tagged ones there. A query without tags is not narrowed at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -171,11 +171,16 @@ class Retriever:
         return Forms(dict(self._derived.records), self.unit_forms(),
                      indexes.records.state(), indexes.units.state())
 
-    def unit_forms(self) -> UnitForms:
-        """The forms of the units this agent's index holds, taken from the forms every
-        retriever shares (each unit's text once, whoever holds it)."""
+    def unit_forms(self, ids: Iterable[int] | None = None) -> UnitForms:
+        """The forms of ``ids`` (default: the units this agent's index holds) that are
+        derived, taken from the forms every retriever shares (each unit's text once,
+        whoever holds it)."""
         units = self._derived.units
-        return {e: units[e] for e in self.indexes.units.ids() if e in units}
+        return {e: units[e] for e in (self.unit_ids() if ids is None else ids) if e in units}
+
+    def unit_ids(self) -> list[int]:
+        """The units this agent's index holds."""
+        return self.indexes.units.ids()
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process for the same code and config) as
