@@ -60,6 +60,17 @@ def test_seeds_are_the_best_scored_single_event_candidates_ties_by_entry_id() ->
     assert seed_events(np.array([-1]), np.array([1.0]), 3) == []
 
 
+def test_a_candidate_saying_what_a_better_seed_said_is_no_seed() -> None:
+    entries = np.array([1, 2, 3, 4])
+    scores = np.array([0.9, 0.8, 0.7, 0.6])
+    asked = "which city did you move to after the wedding last spring?"
+    texts = [f"Ana: {asked}", f"Jon: {asked}",
+             "Jon: which town did you grow up in?", "Gina: Lisbon, the light is lovely"]
+    assert seed_events(entries, scores, 2) == [1, 2]
+    assert seed_events(entries, scores, 2, texts.__getitem__) == [1, 3]
+    assert seed_events(entries, scores, 9, texts.__getitem__) == [1, 3, 4]
+
+
 def test_singles_follow_record_changes_as_a_reset_would() -> None:
     rng = random.Random(3)
     live: dict[int, MemoryRecord] = {}
@@ -113,6 +124,34 @@ async def test_a_reply_crowded_out_of_every_pool_is_offered_after_its_question(
                             half_life_hours=72.0, now=200.0, between=lambda a, b: 0)
         reply = next(h for h in hits if "Lisbon" in h.text)
         assert reply.parts.context > 0  # lifted by the question said just before it
+
+
+def copies_and_a_lesser_question() -> tuple[Memory, str, np.ndarray]:
+    """Five near-copies of one question, each with its reply after it, all closer to
+    the query than a second question (event 10), whose reply (11) no pool holds."""
+    memory = Memory("Main", WorkingTier(10**6, dim=DIM), LongTermTier(dim=DIM))
+    away = -_unit(0)
+    records = [_record(1, (10,), "Jon: which town did you grow up in?",
+                       _unit(0) * 0.9 + _unit(3) * np.float32(0.19 ** 0.5)),
+               _record(2, (11,), "Gina: Porto, by the river", away)]
+    for n, (asker, teller) in enumerate(zip("Ana Bea Cy Dot Eve".split(),
+                                            "Fay Gus Hal Ida Kit".split(), strict=True)):
+        records += [_record(100 + 2 * n, (100 + 5 * n,), f"{asker}: which city did you move "
+                            f"to after the wedding last spring? (take {n})", _unit(0)),
+                    _record(101 + 2 * n, (101 + 5 * n,), f"{teller}: Lisbon (take {n})", away)]
+    memory.longterm.add(records)
+    return memory, "which city did you move to", _unit(0)
+
+
+@pytest.mark.parametrize("seeds", [1, 2])
+async def test_near_copies_of_one_turn_take_one_seed(seeds: int) -> None:
+    memory, query, vector = copies_and_a_lesser_question()
+    retriever = retriever_over(memory, candidates=6)
+    retriever.neighbour_seeds = seeds
+    gathered = await retriever.gather(query, vector, include_private=True)
+    texts = [c.text for c in gathered.candidates]
+    assert "Jon: which town did you grow up in?" in texts  # in a pool by its similarity
+    assert ("Gina: Porto, by the river" in texts) == (seeds == 2)  # the second seed's reply
 
 
 async def test_a_neighbour_a_working_record_stands_for_is_not_offered_twice() -> None:

@@ -13,23 +13,40 @@ summer?" was not among its 100 hits, though the question it answers was second.
 So each agent also offers, as candidates, the events it holds within
 :data:`~solace.memory.adjacent.REACH` after each of its :data:`NEIGHBOUR_SEEDS` best
 candidates standing for one event (best by similarity plus lexical score), when no
-candidate stands for them alone yet. They are scored like every other candidate; only
-context can lift them, and only by a better neighbour.
+candidate stands for them alone yet. A candidate saying what a better seed said is no
+seed, so near-copies of one turn take one seed. They are scored like every other
+candidate; only context can lift them, and only by a better neighbour.
 
-Chosen on LoCoMo's tuning split (conversations 0-4), Main's answer recall at 500 /
-1,000 tokens, in the 111k home and in homes of one conversation each (the same
+First chosen on LoCoMo's tuning split (conversations 0-4), Main's answer recall at
+500 / 1,000 tokens, in the 111k home and in homes of one conversation each (the same
 questions; the rule: the best sum of the two at 500, then at 1,000):
 
 ========================================  ===========  ===========
 neighbours offered                        111k home    one conv.
 ========================================  ===========  ===========
 none                                      71.4 / 77.4  73.2 / 78.9
-after, 4 seeds (kept)                     72.6 / 78.7  73.0 / 78.9
+after, 4 seeds (kept then)                72.6 / 78.7  73.0 / 78.9
 after, the next event only, 4 seeds       72.0 / 77.9  73.2 / 78.9
 after, the next event only, 16 seeds      72.4 / 78.3  72.8 / 78.8
 both sides, 2 seeds                       72.7 / 78.4  72.9 / 79.0
 both sides, 4 seeds                       72.6 / 78.5  72.9 / 78.9
 both sides, 16 seeds (also 8, 32, 64)     72.7 / 78.5  72.7 / 78.7
+========================================  ===========  ===========
+
+In the 1M home (each turn there about 170 times, renamed), four seeds were often
+copies of one or two turns, and 69 answer-bearing turns that the ten conversations
+alone put in budget, lifted by context, were not among its 100 hits. Seeds counted
+in distinct statements, same rule, tuning split, kept single homes:
+
+========================================  ===========  ===========
+seeds (after, within REACH)               1M home      one conv.
+========================================  ===========  ===========
+4, copies each a seed (before)            71.8 / 77.6  72.4 / 78.4
+16, copies each a seed                    71.9 / 78.0  72.1 / 78.1
+4 distinct                                71.9 / 77.7  72.4 / 78.4
+8 distinct (kept)                         72.0 / 78.1  72.3 / 78.2
+16 distinct                               71.9 / 78.1  72.1 / 78.1
+32 distinct                               72.0 / 78.1  72.1 / 78.1
 ========================================  ===========  ===========
 
 Offered on both sides, a turn before a good one rose above better candidates in the
@@ -51,6 +68,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 import numpy as np
 
 from solace.memory.adjacent import REACH, SPAN
+from solace.memory.hit_merge import Statements
 from solace.memory.record import MemoryRecord
 from solace.memory.retrieval import Candidate, Gathered
 from solace.memory.tier_view import TierView
@@ -59,18 +77,32 @@ __all__ = ["NEIGHBOUR_SEEDS", "Singles", "neighbour_events", "neighbours_of", "s
            "with_neighbours"]
 
 #: How many of an agent's best single-event candidates have the turns after them offered.
-NEIGHBOUR_SEEDS = 4
+NEIGHBOUR_SEEDS = 8
 
 
-def seed_events(entries: np.ndarray, scores: np.ndarray, n: int) -> list[int]:
+def seed_events(entries: np.ndarray, scores: np.ndarray, n: int,
+                says: Callable[[int], str] | None = None) -> list[int]:
     """The events of the ``n`` best-scored candidates standing for one event
-    (``entries``: per candidate its event, or -1), best first, ties by entry id."""
+    (``entries``: per candidate its event, or -1), best first, ties by entry id.
+
+    With ``says`` (the ``i``-th candidate's text), a candidate saying what a better
+    seed said (:class:`~solace.memory.hit_merge.Statements`) is no seed: near-copies
+    of one turn take one seed, not all of them."""
     single = np.flatnonzero(np.asarray(entries) >= 0)
     if not len(single) or n < 1:
         return []
     events = np.asarray(entries)[single]
     order = np.lexsort((events, -np.asarray(scores, dtype=np.float64)[single]))
-    return list(dict.fromkeys(events[order].tolist()))[:n]
+    statements = Statements()
+    seeds: dict[int, None] = {}
+    for i in order.tolist():
+        event = int(events[i])
+        if event in seeds or (says is not None and not statements.keep(says(int(single[i])))):
+            continue
+        seeds[event] = None
+        if len(seeds) >= n:
+            break
+    return list(seeds)
 
 
 def neighbour_events(seeds: Iterable[int], holds: Container[int], present: Container[int],
@@ -183,7 +215,8 @@ def with_neighbours(gathered: Gathered, view: TierView, singles: Singles, seeds:
     unit entry ids)."""
     entries = gathered.entries()
     records, unit_ids = neighbours_of(
-        view, singles, seed_events(entries, gathered.dense + gathered.lexical, seeds),
+        view, singles, seed_events(entries, gathered.dense + gathered.lexical, seeds,
+                                   lambda i: gathered.candidate(i).text),
         frozenset(entries[entries >= 0].tolist()))
     more = longterm(records) + units(unit_ids)
     return gathered.extended(more) if more else gathered
