@@ -289,12 +289,9 @@ async def keep_retrieval_forms(retrievers: dict[str, Retriever], home: Home, con
     of them first, in one file, then each one's. A failed write (a full disk) is
     logged, not raised: they are derived again when missing."""
     stamp = _forms_fingerprint(config, models)
-    held: set[int] = set()
+    units: UnitForms = {}  # each unit once, whichever agents hold it
     for retriever in retrievers.values():
-        held.update(retriever.unit_ids())
-    units: UnitForms = {}  # each unit once (the retrievers share one map: one pass)
-    for retriever in retrievers.values():
-        units.update(retriever.unit_forms(held.difference(units)))
+        units.update(retriever.unit_forms(e for e in retriever.unit_ids() if e not in units))
     try:
         await models.offloader.run(functools.partial(
             write_unit_forms, home.unit_forms_dir, units, ring=ring, fingerprint=stamp))

@@ -61,11 +61,10 @@ def thaw() -> None:
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """The collector off for the block, then back on if it was on (a close's writes)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """The collector off for the block, then back on if it was on (a close's writes):
+    an :class:`OpeningPause` ended without freezing."""
+    pause = OpeningPause()
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        pause.end(freeze=False)
