@@ -15,8 +15,11 @@ add memory) and ``substrate.fsync = "batch"``.
 
 At every ``--every`` events, and at the end:
 
-* **ingest** events/s over the last window (``observe_many`` + settle, wall clock), and
-  the **embedding floor** on the same window's texts (2,000 of them, evenly spaced;
+* **ingest** events/s over the last window (``observe_many`` + settle, wall clock);
+* how long until every agent's retrieval indexes follow its tiers (the index keeper,
+  ``runtime.index_refresh_seconds`` after the tiers are still: its indexing of the
+  window, which a recall no longer pays);
+* the **embedding floor** on the same window's texts (2,000 of them, evenly spaced;
   the best of two runs): the runtime's embedder alone (same model, same thread
   setting), so the ratio is what the runtime adds;
 * **Main's recall**, one query at a time over ``--queries`` LoCoMo questions: p50/p95;
@@ -138,6 +141,28 @@ async def recall_latency(rt: Any, questions: list[str]) -> dict[str, float]:
             "unit_scans": sum(r.dense_scans for r in retrievers) - scans}
 
 
+#: Longest a window waits for the agents' indexes to follow their tiers.
+IN_LINE_LIMIT_S = 120.0
+
+
+async def indexed_after(rt: Any) -> float | None:
+    """Seconds until every agent's retrieval indexes hold its tiers as they are, with
+    the fade settled and nothing observed: the runtime's index keeper waits for
+    ``runtime.index_refresh_seconds`` of stillness, then indexes what the window
+    added. None when the keeper is off (a recall indexes it) or past
+    :data:`IN_LINE_LIMIT_S`. Waited for before the floor, so the two never share the
+    cores."""
+    if not rt.config.runtime.index_refresh_seconds:
+        return None
+    retrievers = [rt.agent(name).retriever for name in rt.actors]
+    start = time.perf_counter()
+    with trio.move_on_after(IN_LINE_LIMIT_S):
+        while not all(r.in_line for r in retrievers):
+            await trio.sleep(0.05)
+        return round(time.perf_counter() - start, 2)
+    return None
+
+
 #: How many of a window's texts the floor embeds.
 FLOOR_TEXTS = 2000
 
@@ -218,6 +243,7 @@ async def grow(home: Path, batches: list[list[Any]], questions: list[str], every
                 main = rt.memories["Main"]
                 row = {"turns": done, "events": int(rt.substrate.last_id),
                        "ingest_per_s": round(window / window_s, 1),
+                       "indexed_after_s": await indexed_after(rt),
                        "floor_per_s": round(await floor(rt, spread(window_texts)), 1),
                        **await recall_latency(rt, questions),
                        "rss_mb": round(rss_mb(), 1), "peak_mb": round(peak_mb(), 1),

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from solace.actors.routing import ACTORS, PERCEIVED_KINDS, perceptions_for
 from solace.clock import Clock
 from solace.config import Config
@@ -249,6 +251,7 @@ def build_retrievers(
     unit_forms = units if units is not None else {}  # one text per unit, whoever holds it
     record_forms: dict[str, dict[int, RecordForm]] = {name: {} for name in ACTORS}
     perspective = {name: config.agents[name].perspective for name in ACTORS}
+    deriving = trio.Lock()  # one derives at a time: a sibling's or a shared unit's form once
     return {
         name: Retriever(
             memories[name], tokenizer=models.tokenizer, offloader=models.recall_offloader,
@@ -262,6 +265,7 @@ def build_retrievers(
             holdings=holdings, unit_forms=unit_forms, record_forms=record_forms[name],
             sibling_forms=[record_forms[other] for other in ACTORS
                            if other != name and perspective[other] == perspective[name]],
+            deriving=deriving,
         )
         for name in ACTORS
     }

@@ -156,6 +156,7 @@ class Runtime(EventWriting):
             publish=self.publish, last_event_ts=lambda: self.last_event_ts,
             remember=self.fact_tools.remember, recall_facts=self.fact_tools.recall,
             workspace_heartbeat=self.workspace_link.heartbeat,
+            delivering=lambda: bool(self.holdings.in_flight),
         )
 
     # -------------------------------------------------------------- actors

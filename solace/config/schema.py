@@ -387,6 +387,10 @@ class RuntimeConfig:
     # (fade, bulk embedding, LLM) for up to this many ms, so the recall has the cores;
     # 0 never defers.
     recall_first_ms: float = 250.0
+    # Seconds an agent's tiers must have been still before it brings its retrieval
+    # indexes in line, so a recall after a burst of observes does not index the burst
+    # itself; 0: only a recall does.
+    index_refresh_seconds: float = 1.0
     # Threads one numpy (BLAS) or FAISS (OpenMP) call may use; 0 leaves the process's
     # setting. Solace's parallelism is blocking_threads; a 2-thread matrix product
     # waiting for a core that embedding holds took 65x as long (2.6 ms, not 0.04).
@@ -401,7 +405,7 @@ class RuntimeConfig:
     cue_rung: int = 1  # a used cue re-enters working at this rung
 
     def __post_init__(self) -> None:
-        _non_negative(self, "release_heap_seconds", "recall_first_ms")
+        _non_negative(self, "release_heap_seconds", "recall_first_ms", "index_refresh_seconds")
         _positive(
             self,
             "status_interval_seconds",

@@ -118,6 +118,7 @@ class AgentMemory(Fading):
         self._lock = trio.Lock()
         self._step_lock = trio.Lock()
         self._wake = trio.Event()
+        self._changed = trio.Event()  # set (and replaced) at each change: next_change()
         self.full_since: float | None = None  # clock time fading paused on a full disk
         # (clock time, working tokens, budget) after each change, newest last
         self.history: deque[tuple[float, int, int]] = deque(maxlen=FADE_HISTORY)

@@ -42,6 +42,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+import trio
 
 from solace.memory.bm25 import scores_among
 from solace.memory.derived_forms import DerivedForms, RecordForm, Rehydrate, UnitForm
@@ -95,8 +96,9 @@ class Retriever:
             shared by every agent, filled at ingest and here on first use).
         embed: the embedder's blocking ``embed(texts)``.
         unit_form: ``event -> text`` of a unit; default: the event's rung-1 form.
-        unit_forms, record_forms, sibling_forms: where the derived texts are kept and
-            shared (:class:`~solace.memory.derived_forms.DerivedForms`).
+        unit_forms, record_forms, sibling_forms, deriving: where the derived texts are
+            kept and shared, and the lock that lets one derive at a time
+            (:class:`~solace.memory.derived_forms.DerivedForms`).
         holdings: the runtime's one :class:`~solace.memory.holdings.Holdings`, told
             every record change this retriever follows (read-through asks a peer only
             for the events the asker lacks).
@@ -119,6 +121,7 @@ class Retriever:
         unit_forms: dict[int, UnitForm] | None = None,
         record_forms: dict[int, RecordForm] | None = None,
         sibling_forms: Sequence[dict[int, RecordForm]] = (),
+        deriving: trio.Lock | None = None,
     ) -> None:
         if inject_rung not in (1, 2):
             raise ValueError(f"inject_rung must be 1 or 2, got {inject_rung!r}")
@@ -138,10 +141,12 @@ class Retriever:
         self.neighbour_seeds = NEIGHBOUR_SEEDS
         # The last view and the tiers' (identity, version) it was taken at.
         self._view: tuple[TierVersions, TierView] | None = None
+        self._following = trio.Lock()  # held by the one refresh following the tiers
         self._derived = DerivedForms(
             offloader=offloader, events=events, rehydrate=rehydrate, inject_rung=inject_rung,
             tokenizer=tokenizer, vectors=self.vectors, embed=embed, unit_form=self.unit_form,
-            unit_forms=unit_forms, record_forms=record_forms, sibling_forms=sibling_forms)
+            unit_forms=unit_forms, record_forms=record_forms, sibling_forms=sibling_forms,
+            deriving=deriving)
         #: The BM25 indexes and single-event map, in line with the view they hold (a
         #: concurrent query may have synced them to another).
         self.indexes = ViewIndexes(str(memory.agent), self._derived, holdings)
@@ -198,6 +203,17 @@ class Retriever:
         """
         return self._derived.injected(record)
 
+    @property
+    def in_line(self) -> bool:
+        """Whether the last view (and so the indexes) holds the tiers as they are now."""
+        return self._current() is not None
+
+    def _current(self) -> TierView | None:
+        last = self._view
+        if last is None or last[0] != versions_of(self.memory.working, self.memory.longterm):
+            return None
+        return last[1]
+
     async def refresh(self) -> TierView:
         """Take a view of both tiers and bring both indexes in line with it.
 
@@ -212,15 +228,26 @@ class Retriever:
         (:func:`~solace.memory.tier_view.follow_view`: work in proportion to them), or,
         when the tiers' change logs do not reach back that far, a view is taken of
         every record; only the changed records' forms and units are built and indexed.
+        One refresh follows the tiers at a time: a second caller waits for it and then
+        follows only what changed since (the actor's index keeper and a query do not
+        both build the same forms).
 
         Returns:
             The :class:`TierView` the query works from.
         """
+        view = self._current()
+        if view is not None:
+            return view
+        async with self._following:
+            return await self._follow()
+
+    async def _follow(self) -> TierView:
+        view = self._current()
+        if view is not None:  # the refresh this one waited for followed them
+            return view
         working, longterm = self.memory.working, self.memory.longterm
         key = versions_of(working, longterm)
         last = self._view
-        if last is not None and last[0] == key:
-            return last[1]
         changed = None if last is None else changed_between(working, longterm, last[0], key)
         if changed is None:
             view = take_view(working, longterm)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 import numpy as np
+import trio
 
 from solace.memory.event_vectors import EventVectorStore
 from solace.memory.form_parts import derive_in_parts
@@ -70,6 +71,7 @@ class DerivedForms:
         unit_forms: dict[int, UnitForm] | None = None,
         record_forms: dict[int, RecordForm] | None = None,
         sibling_forms: Sequence[dict[int, RecordForm]] = (),
+        deriving: trio.Lock | None = None,
     ) -> None:
         self.offloader = offloader
         self.events = events
@@ -84,6 +86,7 @@ class DerivedForms:
         #: entry id -> :data:`UnitForm` (shared: an event never changes, nor its unit)
         self.units: dict[int, UnitForm] = unit_forms if unit_forms is not None else {}
         self._siblings = tuple(sibling_forms)
+        self._deriving = deriving if deriving is not None else trio.Lock()
 
     def seed(self, forms: Forms) -> None:
         """Take ``forms`` (kept by an earlier process) as derived; what was derived here
@@ -132,11 +135,21 @@ class DerivedForms:
         """Derive the forms of the rung-3 ``records`` and the units of ``unit_ids`` not
         derived yet, and embed the units without a vector.
 
+        One build derives at a time among the retrievers sharing ``deriving``: what
+        is left to derive is decided once the one before has stored its forms, so a
+        sibling's form or a shared unit is never derived twice at once (the five
+        agents' index keepers wake together once a burst of observes ends).
+
         Returns:
             record id -> (injected text, tokens) of every rung-3 record of ``records``:
             a private copy, so a concurrent refresh dropping a form from :attr:`records`
             cannot take it from the query that asked.
         """
+        async with self._deriving:
+            return await self._build(records, unit_ids)
+
+    async def _build(self, records: Sequence[MemoryRecord], unit_ids: set[int]
+                     ) -> dict[int, UnitForm]:
         forms: dict[int, UnitForm] = {}
         todo = []
         for r in records:

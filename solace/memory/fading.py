@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import logging
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,7 @@ class Fading:
     _lock: trio.Lock
     _step_lock: trio.Lock
     _wake: trio.Event
+    _changed: trio.Event
     _entries: EntryIndex
     _lt_queue: deque[tuple[float, int]]
     _references: PendingReferences
@@ -117,6 +118,28 @@ class Fading:
 
     def _poke(self) -> None:
         self._wake.set()
+        self._tell_changed()
+
+    def _tell_changed(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def next_change(self) -> None:
+        """Return at the tiers' next change made on the event loop: an event delivered
+        (or a record re-entering working) or a fade step that changed something. Every
+        change bumps a tier's ``version`` too; this is for a task that follows the
+        tiers without polling them (the actor's index keeper)."""
+        await self._changed.wait()
+
+    async def still_for(self, seconds: float, busy: Callable[[], bool]) -> None:
+        """Return once the tiers have not changed for ``seconds`` and ``busy()`` is
+        false (the runtime delivering events: an import embedding its next batch for
+        another agent is not still)."""
+        while True:
+            with trio.move_on_after(seconds) as quiet:
+                await self.next_change()
+            if quiet.cancelled_caught and not busy():
+                return
 
     def _sample(self) -> None:
         """Add a point to :attr:`history` if working tokens or the budget changed."""
@@ -186,6 +209,8 @@ class Fading:
             await self._fade_longterm(report)
             self.counters.passes += 1
             self._sample()
+        if report.changed:
+            self._tell_changed()
         report.failed = tuple(sorted(failed))
         report.working_tokens = self.working.total_tokens
         report.budget_tokens = self.working.budget_tokens
