@@ -141,6 +141,7 @@ class Runtime(EventWriting):
         self.workspace: Workspace | None = None
         self.workspace_link = WorkspaceLink(lambda: self.workspace, clock)
         self.last_event_ts: float | None = None
+        self.observing = 0  # observes under way, append to delivery (EventWriting)
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         # entry id -> rung-0 embedding; an open adopts the kept ones into it
@@ -156,7 +157,7 @@ class Runtime(EventWriting):
             publish=self.publish, last_event_ts=lambda: self.last_event_ts,
             remember=self.fact_tools.remember, recall_facts=self.fact_tools.recall,
             workspace_heartbeat=self.workspace_link.heartbeat,
-            delivering=lambda: bool(self.holdings.in_flight),
+            delivering=lambda: bool(self.observing or self.holdings.in_flight),
         )
 
     # -------------------------------------------------------------- actors

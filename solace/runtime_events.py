@@ -62,6 +62,7 @@ class EventWriting:
     events: EventReader
     event_vectors: EventVectorStore
     holdings: Holdings
+    observing: int
     last_event_ts: float | None
     workspace_link: WorkspaceLink
 
@@ -125,17 +126,18 @@ class EventWriting:
         attrs_copy = dict(checked.attrs) if checked.attrs is not None else None
         row = (who, checked.kind, checked.text, attrs_copy, ts)
         annotation = None
-        with storage_errors(f"a {checked.kind} event by {who}"):
-            if weight is None and not marks:
-                entry_id = await self.substrate.append(*row[:3], attrs=attrs_copy, ts=ts)
-            else:
-                # The override goes in the same atomic write, right after its event.
-                annotation = Annotation(weight, marks)
-                entry_id, _ = await self.substrate.append_many([
-                    row, ("Mood", MOOD_KIND, "", annotation_attrs(weight, marks), ts),
-                ])
-        event = self._event(entry_id, ts, *row[:4])
-        await self.deliver(event, annotation)
+        with self._observing():
+            with storage_errors(f"a {checked.kind} event by {who}"):
+                if weight is None and not marks:
+                    entry_id = await self.substrate.append(*row[:3], attrs=attrs_copy, ts=ts)
+                else:
+                    # The override goes in the same atomic write, right after its event.
+                    annotation = Annotation(weight, marks)
+                    entry_id, _ = await self.substrate.append_many([
+                        row, ("Mood", MOOD_KIND, "", annotation_attrs(weight, marks), ts),
+                    ])
+            event = self._event(entry_id, ts, *row[:4])
+            await self.deliver(event, annotation)
         return int(entry_id)
 
     async def observe_many(self, items: Sequence[Observation]) -> list[int]:
@@ -162,6 +164,10 @@ class EventWriting:
              self._timestamp(item.ts))
             for item, who in checked
         ]
+        with self._observing():
+            return await self._append_and_deliver(rows)
+
+    async def _append_and_deliver(self, rows: list[tuple[Any, ...]]) -> list[int]:
         with storage_errors(f"{len(rows)} events"):
             ids = await self.substrate.append_many(rows)
         events = [self._event(eid, row[4], *row[:4]) for eid, row in zip(ids, rows, strict=True)]
@@ -200,6 +206,16 @@ class EventWriting:
                 )
                 self._keep_vectors([record])
         self._note(event)
+
+    @contextmanager
+    def _observing(self) -> Iterator[None]:
+        """Count an observe under way from its append to its last delivery (while any
+        is, the agents' index keepers wait: ``runtime.index_refresh_seconds``)."""
+        self.observing += 1
+        try:
+            yield
+        finally:
+            self.observing -= 1
 
     @contextmanager
     def _in_flight(self, entry_ids: Sequence[int]) -> Iterator[None]:

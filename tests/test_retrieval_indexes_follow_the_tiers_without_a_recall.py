@@ -1,7 +1,7 @@
 """Each actor brings its retriever's indexes in line with its tiers once they have
 been still for ``runtime.index_refresh_seconds``, with no recall asking: a recall after
 a burst of observes finds them in line instead of indexing the burst. Nothing follows
-while the tiers keep changing or an ingest is in flight, a change made during a refresh
+while the tiers keep changing or an observe is under way, a change made during a refresh
 is followed too, idle tiers wake nothing and 0 leaves it to recall. One refresh follows
 a retriever's tiers at a time (a second caller waits, then has nothing left to build),
 and agents refreshing together derive each unit they share once."""
@@ -86,21 +86,32 @@ async def test_indexes_follow_the_tiers_once_still_for_the_interval_unless_it_is
         assert len(follows) == 1  # by the keeper, or else by the recall
 
 
-async def test_an_ingest_in_flight_is_not_still_however_long_it_embeds(
+@pytest.mark.parametrize("slow_step", ["append", "embedding"])
+async def test_an_observe_under_way_is_not_still_however_long_it_takes(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+    slow_step: str,
 ) -> None:
     async with open_runtime(tmp_path, config(1.0), clock=ReplayClock()) as rt:
         main = rt.agent("Main")
         follows = count_follows(main.retriever, monkeypatch)
         await main.observe(*LINES[0][1:], speaker=LINES[0][0], at=START)  # a change...
-        embed = main.memory._embed_and_count
+        if slow_step == "embedding":
+            embed = main.memory._embed_and_count
 
-        def slow(texts: Any) -> Any:  # the test's clock jumps past 1 s meanwhile
-            time.sleep(0.3)
-            return embed(texts)
+            def slow_embed(texts: Any) -> Any:  # the test's clock jumps past 1 s meanwhile
+                time.sleep(0.3)
+                return embed(texts)
 
-        monkeypatch.setattr(main.memory, "_embed_and_count", slow)
-        await main.observe(*LINES[1][1:], speaker=LINES[1][0],  # ...then a slow ingest
+            monkeypatch.setattr(main.memory, "_embed_and_count", slow_embed)
+        else:
+            append = rt.substrate.append
+
+            async def slow_append(*args: Any, **kwargs: Any) -> Any:
+                await trio.to_thread.run_sync(time.sleep, 0.3)  # the same
+                return await append(*args, **kwargs)
+
+            monkeypatch.setattr(rt.substrate, "append", slow_append)
+        await main.observe(*LINES[1][1:], speaker=LINES[1][0],  # ...then a slow observe
                            at=START + timedelta(minutes=5))
         assert follows == []
         await trio.sleep(1.5)

@@ -84,6 +84,10 @@ async def _no_workspace() -> bool:
     return False
 
 
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class ActorContext:
     """Everything an actor may reach outside itself.
@@ -118,4 +122,4 @@ class ActorContext:
     remember: Remember = _facts_off
     recall_facts: RecallFacts = _facts_off
     workspace_heartbeat: Callable[[], Awaitable[bool]] = _no_workspace
-    delivering: Callable[[], bool] = lambda: False
+    delivering: Callable[[], bool] = _never
