@@ -157,8 +157,13 @@ class Runtime(EventWriting):
             publish=self.publish, last_event_ts=lambda: self.last_event_ts,
             remember=self.fact_tools.remember, recall_facts=self.fact_tools.recall,
             workspace_heartbeat=self.workspace_link.heartbeat,
-            delivering=lambda: bool(self.observing or self.holdings.in_flight),
+            busy=self._busy,
         )
+
+    def _busy(self) -> bool:
+        """An observe under way or an agent fading (what index keepers wait out)."""
+        return bool(self.observing or self.holdings.in_flight) or any(
+            memory.fading for memory in self.memories.values())
 
     # -------------------------------------------------------------- actors
 

@@ -1,7 +1,7 @@
 """Each actor brings its retriever's indexes in line with its tiers once they have
 been still for ``runtime.index_refresh_seconds``, with no recall asking: a recall after
 a burst of observes finds them in line instead of indexing the burst. Nothing follows
-while the tiers keep changing or an observe is under way, a change made during a refresh
+while the tiers keep changing, an observe is under way or an agent fades, a change made during a refresh
 is followed too, idle tiers wake nothing and 0 leaves it to recall. One refresh follows
 a retriever's tiers at a time (a second caller waits, then has nothing left to build),
 and agents refreshing together derive each unit they share once."""
@@ -86,8 +86,8 @@ async def test_indexes_follow_the_tiers_once_still_for_the_interval_unless_it_is
         assert len(follows) == 1  # by the keeper, or else by the recall
 
 
-@pytest.mark.parametrize("slow_step", ["append", "embedding"])
-async def test_an_observe_under_way_is_not_still_however_long_it_takes(
+@pytest.mark.parametrize("slow_step", ["append", "embedding", "fade"])
+async def test_an_observe_or_a_fade_under_way_is_not_still_however_long_it_takes(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
     slow_step: str,
 ) -> None:
@@ -103,6 +103,14 @@ async def test_an_observe_under_way_is_not_still_however_long_it_takes(
                 return embed(texts)
 
             monkeypatch.setattr(main.memory, "_embed_and_count", slow_embed)
+        elif slow_step == "fade":
+            demote = main.memory.ladder.demote
+
+            def slow_demote(*args: Any, **kwargs: Any) -> Any:  # the same
+                time.sleep(0.3)
+                return demote(*args, **kwargs)
+
+            monkeypatch.setattr(main.memory.ladder, "demote", slow_demote)
         else:
             append = rt.substrate.append
 
@@ -112,7 +120,8 @@ async def test_an_observe_under_way_is_not_still_however_long_it_takes(
 
             monkeypatch.setattr(rt.substrate, "append", slow_append)
         await main.observe(*LINES[1][1:], speaker=LINES[1][0],  # ...then a slow observe
-                           at=START + timedelta(minutes=5))
+                           at=START + timedelta(minutes=5 * 60))  # (and its fade)
+        await rt.settle()
         assert follows == []
         await trio.sleep(1.5)
         assert len(follows) == 1 and in_line(main.retriever)

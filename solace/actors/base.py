@@ -79,14 +79,15 @@ class Actor:
 
     async def _keep_indexes(self, every: float) -> None:
         """Bring the retriever's indexes in line with the tiers once they have been
-        still, with no event being delivered, for ``every`` seconds. A recall after a
-        burst of observes then finds them in line instead of indexing the burst itself
-        (after 50k observes with no recall, the first recalls' p95 was 3.5-4.2 s).
-        Nothing runs while an import goes on: following the tiers every second through
-        one cost a fifth to a quarter of its throughput (records indexed, then faded
-        and indexed again). Once in line, idle tiers wake nothing."""
+        still for ``every`` seconds with no observe under way and no agent fading. A
+        recall after a burst of observes then finds them in line instead of indexing
+        the burst itself (after 50k observes with no recall, the first recalls' p95 was
+        3.5-4.2 s). Nothing runs while an import goes on: following the tiers every
+        second through one cost a fifth to a quarter of its throughput (records
+        indexed, then faded and indexed again). Once in line, idle tiers wake nothing.
+        """
         while True:  # from the start too: a reopened home's indexes, before a recall
-            await self.memory.still_for(every, self.ctx.delivering)
+            await self.memory.still_for(every, self.ctx.busy)
             await self.retriever.refresh()
             if self.retriever.in_line:  # else the tiers changed while it awaited
                 await self.memory.next_change()

@@ -107,8 +107,9 @@ class ActorContext:
         recall_facts: fact memory's ``recall`` tool (same default).
         workspace_heartbeat: one workspace cycle (NOW.md; MEMORY.md and the roll-ups
             when due), run by Time on each beat; never raises (default: nothing).
-        delivering: whether the runtime is delivering events to the agents (an
-            observe or an import in flight; default: never).
+        busy: whether the runtime is doing what an index keeper should not compete
+            with: an observe under way (append to last delivery) or a fade step in
+            any agent (default: never).
     """
 
     config: Config
@@ -122,4 +123,4 @@ class ActorContext:
     remember: Remember = _facts_off
     recall_facts: RecallFacts = _facts_off
     workspace_heartbeat: Callable[[], Awaitable[bool]] = _no_workspace
-    delivering: Callable[[], bool] = _never
+    busy: Callable[[], bool] = _never

@@ -133,8 +133,9 @@ class Fading:
 
     async def still_for(self, seconds: float, busy: Callable[[], bool]) -> None:
         """Return once the tiers have not changed for ``seconds`` and ``busy()`` is
-        false (the runtime delivering events: an import embedding its next batch for
-        another agent is not still)."""
+        false (the runtime delivering events or an agent fading: an import embedding
+        its next batch for another agent, or a step compressing for seconds, changes
+        nothing meanwhile and is not still)."""
         while True:
             with trio.move_on_after(seconds) as quiet:
                 await self.next_change()
