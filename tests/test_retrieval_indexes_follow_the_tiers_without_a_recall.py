@@ -120,7 +120,7 @@ async def test_an_observe_or_a_fade_under_way_is_not_still_however_long_it_takes
 
             monkeypatch.setattr(rt.substrate, "append", slow_append)
         await main.observe(*LINES[1][1:], speaker=LINES[1][0],  # ...then a slow observe
-                           at=START + timedelta(minutes=5 * 60))  # (and its fade)
+                           at=START + timedelta(hours=5))  # (and its fade)
         await rt.settle()
         assert follows == []
         await trio.sleep(1.5)
