@@ -141,7 +141,7 @@ class Runtime(EventWriting):
         self.workspace: Workspace | None = None
         self.workspace_link = WorkspaceLink(lambda: self.workspace, clock)
         self.last_event_ts: float | None = None
-        self.observing = 0  # observes under way, append to delivery (EventWriting)
+        self.observing = 0  # observes and deliveries under way (EventWriting._observing)
         self.actors: dict[str, Actor] = {}
         self._listeners: list[trio.MemorySendChannel[Speech]] = []
         # entry id -> rung-0 embedding; an open adopts the kept ones into it
@@ -162,8 +162,7 @@ class Runtime(EventWriting):
 
     def _busy(self) -> bool:
         """An observe under way or an agent fading (what index keepers wait out)."""
-        return bool(self.observing or self.holdings.in_flight) or any(
-            memory.fading for memory in self.memories.values())
+        return bool(self.observing) or any(memory.fading for memory in self.memories.values())
 
     # -------------------------------------------------------------- actors
 

@@ -198,7 +198,7 @@ class EventWriting:
 
     async def deliver(self, event: Any, annotation: Annotation | None = None) -> None:
         """Give ``event`` to every agent that perceives it (one record each)."""
-        with self._in_flight([event.entry_id]):
+        with self._observing(), self._in_flight([event.entry_id]):
             for p in perceive(event, annotation):
                 record = await self.memories[p.agent].ingest(
                     event, speaker=p.speaker, emotional_weight=p.emotional_weight,
@@ -209,8 +209,9 @@ class EventWriting:
 
     @contextmanager
     def _observing(self) -> Iterator[None]:
-        """Count an observe under way from its append to its last delivery (while any
-        is, the agents' index keepers wait: ``runtime.index_refresh_seconds``)."""
+        """Count an observe under way from its append to its last delivery, or a
+        delivery of events appended elsewhere (while any is, the agents' index keepers
+        wait: ``runtime.index_refresh_seconds``)."""
         self.observing += 1
         try:
             yield

@@ -1,10 +1,11 @@
 """Each actor brings its retriever's indexes in line with its tiers once they have
 been still for ``runtime.index_refresh_seconds``, with no recall asking: a recall after
 a burst of observes finds them in line instead of indexing the burst. Nothing follows
-while the tiers keep changing, an observe is under way or an agent fades, a change made during a refresh
-is followed too, idle tiers wake nothing and 0 leaves it to recall. One refresh follows
-a retriever's tiers at a time (a second caller waits, then has nothing left to build),
-and agents refreshing together derive each unit they share once."""
+while the tiers keep changing, an observe is under way or an agent fades; a change made
+during a refresh is followed too, idle tiers wake nothing and 0 leaves it to recall.
+One refresh follows a retriever's tiers at a time (a second caller waits, then has
+nothing left to build), and agents refreshing together derive each unit they share
+once."""
 
 from __future__ import annotations
 

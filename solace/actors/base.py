@@ -81,8 +81,8 @@ class Actor:
         """Bring the retriever's indexes in line with the tiers once they have been
         still for ``every`` seconds with no observe under way and no agent fading. A
         recall after a burst of observes then finds them in line instead of indexing
-        the burst itself (after 50k observes with no recall, the first recalls' p95 was
-        3.5-4.2 s). Nothing runs while an import goes on: following the tiers every
+        the burst itself (after 50k observes with no recall, the first recall took
+        about a minute). Nothing runs while an import goes on: following the tiers every
         second through one cost a fifth to a quarter of its throughput (records
         indexed, then faded and indexed again). Once in line, idle tiers wake nothing.
         """
